@@ -1,0 +1,88 @@
+"""Command line: `cruxtui` opens the TUI; subcommands do the same work headless, for scripts.
+
+argparse (stdlib) keeps start-up fast: each subcommand lives in `cruxtui/commands/<name>.py`
+with `register(subparsers)`, and imports its heavy dependencies only when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from cruxtui import __version__
+
+# Subcommand modules under cruxtui.commands; each defines `register(subparsers) -> None`
+# and sets `func=` on its parser. Order here is the order in `--help`.
+COMMANDS = ("samples", "download")
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one clear line, exit status 2, no traceback."""
+
+
+def add_dataset_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dataset",
+        metavar="PATH",
+        help="benchmark JSONL (fields id, code, input, output); default: $CRUXTUI_DATASET, "
+        "the cached official file, a download, or the bundled starter set",
+    )
+    parser.add_argument(
+        "--offline", action="store_true", help="never try to download the official dataset"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cruxtui",
+        description="A terminal failure explorer for CRUXEval. Without a subcommand, opens the TUI.",
+    )
+    parser.add_argument("--version", action="version", version=f"cruxtui {__version__}")
+    add_dataset_option(parser)
+    add_tui_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"cruxtui.commands.{name}").register(sub)
+    return parser
+
+
+def add_tui_options(parser: argparse.ArgumentParser) -> None:
+    """Options of the TUI itself (no subcommand). Later features add theirs here."""
+
+
+def open_tui(args: argparse.Namespace) -> int:
+    from cruxtui.core.dataset import DatasetError, load_dataset
+
+    try:
+        dataset = load_dataset(args.dataset, offline=args.offline or None)
+    except DatasetError as exc:
+        raise CliError(str(exc)) from None
+    from cruxtui.tui.app import CruxApp
+
+    app = CruxApp(dataset, options=args)
+    app.run()
+    return app.return_code or 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", open_tui)
+    try:
+        return int(func(args) or 0)
+    except CliError as exc:
+        print(f"cruxtui: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cruxtui: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `cruxtui samples | head` closes the pipe early; that is not an error.
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per CLI subcommand; see `cruxtui.cli.COMMANDS`."""

@@ -1,0 +1,1 @@
+"""Core logic of cruxtui: plain Python, never Textual (a test enforces it)."""
