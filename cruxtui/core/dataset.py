@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -187,7 +187,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Sample]:
     return parse_jsonl(text.splitlines(), str(p))
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     """Where the open dataset came from, in the order they are tried."""
 
     PATH = "path"

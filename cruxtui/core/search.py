@@ -1,7 +1,8 @@
 """Search over samples: exact substrings first, fuzzy (rapidfuzz) matches for typos, and filters.
 
 The query language is what a researcher types in the Browse search box or `--grep`:
-plain words are searched in id, code, input and output (every word must match); `method:NAME`
+plain words are searched in id, code, input and output (every word must match; a word with
+no exact hit matches fuzzily, so typos still find something); `method:NAME`
 (or `m:NAME`) keeps samples calling that method; `type:NAME` keeps samples whose output has that
 type. Results keep the dataset order unless fuzzy scores differ, so exact hits stay stable.
 """
@@ -52,18 +53,15 @@ class SampleIndex:
         self._hay = [f"{s.id}\n{s.code}\n{s.input}\n{s.output}".lower() for s in self.samples]
 
     def scores(self, word: str) -> dict[int, float]:
-        """Index -> score for one word: 100 for a substring hit, else a fuzzy partial ratio."""
+        """Index -> score for one word: 100 for each substring hit; only when there is none,
+        fuzzy partial-ratio matches (so `rfind` finds exactly the `rfind` samples, `rfnid` too)."""
         hits = {i: 100.0 for i, h in enumerate(self._hay) if word in h}
-        if len(word) >= FUZZY_MIN_LEN:
-            rest = [i for i in range(len(self._hay)) if i not in hits]
-            for _, score, j in process.extract(
-                word,
-                [self._hay[i] for i in rest],
-                scorer=fuzz.partial_ratio,
-                score_cutoff=FUZZY_CUTOFF,
-                limit=None,
-            ):
-                hits[rest[j]] = float(score)
+        if hits or len(word) < FUZZY_MIN_LEN:
+            return hits
+        for _, score, i in process.extract(
+            word, self._hay, scorer=fuzz.partial_ratio, score_cutoff=FUZZY_CUTOFF, limit=None
+        ):
+            hits[i] = float(score)
         return hits
 
     def search(

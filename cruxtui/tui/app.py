@@ -1,0 +1,86 @@
+"""CruxApp: the Textual application. It owns the open dataset and what features register on it
+(extra Browse columns and filters); screens read that state and stay thin."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+
+from cruxtui.core.dataset import Dataset, Sample, Source
+from cruxtui.tui.columns import Column
+from cruxtui.tui.commands import SampleCommands
+
+
+class BrowseStateChanged(Message):
+    """Columns or filters changed: the Browse screen rebuilds its table."""
+
+
+class CruxApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "cruxtui"
+    COMMANDS = App.COMMANDS | {SampleCommands}
+    BINDINGS = [
+        Binding("f1,question_mark", "help", "Help", id="help"),
+        Binding("ctrl+p", "command_palette", "Commands", id="palette"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+    ]
+
+    def __init__(self, dataset: Dataset, options: argparse.Namespace | None = None) -> None:
+        super().__init__()
+        self.dataset = dataset
+        self.options = options or argparse.Namespace()
+        self.extra_columns: dict[str, Column] = {}
+        self.extra_filters: dict[str, Callable[[Sample], bool]] = {}
+        """Named row predicates every Browse row must pass (e.g. "failures only")."""
+        self.sub_title = dataset.description
+
+    def on_mount(self) -> None:
+        from cruxtui.tui.screens.browse import BrowseScreen
+
+        self.push_screen(BrowseScreen())
+        if self.dataset.source is Source.STARTER:
+            self.notify(self.dataset.notice, title="Starter set", severity="warning", timeout=15)
+        elif self.dataset.notice:
+            self.notify(self.dataset.notice, timeout=10)
+
+    # Registry used by features ------------------------------------------------------------
+    def set_column(self, column: Column | None, key: str | None = None) -> None:
+        """Add or replace a Browse column (or remove it with `column=None, key=...`)."""
+        if column is None:
+            self.extra_columns.pop(key or "", None)
+        else:
+            self.extra_columns[column.key] = column
+        self._browse_changed()
+
+    def set_filter(self, name: str, predicate: Callable[[Sample], bool] | None) -> None:
+        """Add, replace or (with None) remove a named Browse row filter."""
+        if predicate is None:
+            self.extra_filters.pop(name, None)
+        else:
+            self.extra_filters[name] = predicate
+        self._browse_changed()
+
+    def _browse_changed(self) -> None:
+        for screen in self.screen_stack:
+            screen.post_message(BrowseStateChanged())
+
+    # Navigation ----------------------------------------------------------------------------
+    def open_sample(self, sample_id: str) -> None:
+        """Show a sample (from the palette, a run comparison, a case...)."""
+        from cruxtui.tui.screens.sample import SampleScreen
+
+        sample = self.dataset.get(sample_id)
+        if sample is None:
+            self.notify(f"No sample {sample_id!r} in this dataset.", severity="error")
+            return
+        self.push_screen(SampleScreen(sample))
+
+    def action_help(self) -> None:
+        from cruxtui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())

@@ -1,0 +1,192 @@
+"""Browse: every sample in one table, narrowed as you type, sortable by any column."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+
+from cruxtui.core.search import SampleIndex
+from cruxtui.tui.app import BrowseStateChanged
+from cruxtui.tui.columns import Column
+
+if TYPE_CHECKING:
+    from cruxtui.tui.app import CruxApp
+
+ALL = "__all__"
+
+
+BASE_COLUMNS = (
+    Column("id", "id", lambda s: s.id, lambda s: _id_order(s.id), 11),
+    Column("code", "code", lambda s: s.first_line, lambda s: s.first_line, 38),
+    Column("lines", "lines", lambda s: str(s.lines), lambda s: s.lines, 5),
+    Column("methods", "methods", lambda s: ",".join(s.methods), lambda s: s.methods, 18),
+    Column("type", "output", lambda s: s.output_type, lambda s: s.output_type, 6),
+)
+
+
+def _id_order(sample_id: str) -> tuple[str, int]:
+    """Sort `sample_2` before `sample_10`."""
+    stem, _, num = sample_id.rpartition("_")
+    return (stem, int(num)) if num.isdigit() else (sample_id, -1)
+
+
+class BrowseScreen(Screen[None]):
+    """The home screen. Typing filters; Enter opens; clicking a header (or `o`) sorts."""
+
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", id="browse.search"),
+        Binding("escape", "clear_search", "Clear", show=False, id="browse.clear"),
+        Binding("o", "cycle_sort", "Sort", id="browse.sort"),
+        Binding("O", "reverse_sort", "Reverse", show=False, id="browse.reverse"),
+        Binding("q", "app.quit", "Quit", id="browse.quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sort_key = "id"
+        self._reverse = False
+        self._matches: list[str] = []
+        self.visible_ids: list[str] = []
+        """Sample ids in the order shown: the Sample screen steps through these with [ and ]."""
+
+    @property
+    def crux(self) -> CruxApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="browse-bar"):
+            yield Input(placeholder="search code, input, output · method:rfind · type:list", id="search")
+            yield Select[str]([], prompt="any method", id="method-filter", allow_blank=True)
+        yield DataTable(id="samples", cursor_type="row", zebra_stripes=True)
+        yield Static(id="browse-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._index = SampleIndex(self.crux.dataset.samples)
+        self._matches = [s.id for s in self.crux.dataset.samples]
+        self._rebuild()
+        self.query_one(DataTable).focus()
+        self._fill_method_filter()
+
+    def _fill_method_filter(self) -> None:
+        """Method counts need every sample parsed: done after first paint so start-up stays fast."""
+        counts: dict[str, int] = {}
+        for s in self.crux.dataset.samples:
+            for m in s.methods:
+                counts[m] = counts.get(m, 0) + 1
+        options = [(f"{m} ({n})", m) for m, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        self.query_one("#method-filter", Select).set_options(options)
+
+    # Table ---------------------------------------------------------------------------------
+    def _columns(self) -> list[Column]:
+        return [*BASE_COLUMNS, *self.crux.extra_columns.values()]
+
+    def _rebuild(self) -> None:
+        """Re-render rows for the current matches, filters and sort. Cheap enough per keystroke."""
+        table = self.query_one(DataTable)
+        columns = self._columns()
+        dataset = self.crux.dataset
+        samples = [dataset[sid] for sid in self._matches]
+        for pred in self.crux.extra_filters.values():
+            samples = [s for s in samples if pred(s)]
+        if self._sort_key != "rank":
+            col = next((c for c in columns if c.key == self._sort_key), BASE_COLUMNS[0])
+            samples.sort(key=col.sort_key, reverse=self._reverse)
+        self.visible_ids = [s.id for s in samples]
+        cursor_id = self._cursor_id()
+        table.clear(columns=True)
+        for c in columns:
+            arrow = ("▼" if self._reverse else "▲") if c.key == self._sort_key else ""
+            table.add_column(f"{c.label}{arrow}", key=c.key, width=c.width)
+        for s in samples:
+            table.add_row(*(c.value(s) for c in columns), key=s.id)
+        if cursor_id in self.visible_ids:
+            table.move_cursor(row=self.visible_ids.index(cursor_id), animate=False)
+        self._update_status()
+
+    def _cursor_id(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        except Exception:  # no valid cursor yet
+            return None
+
+    def _update_status(self) -> None:
+        total = len(self.crux.dataset)
+        shown = len(self.visible_ids)
+        filters = ", ".join(self.crux.extra_filters) or "none"
+        sort = f"{self._sort_key}{' (reversed)' if self._reverse else ''}"
+        self.query_one("#browse-status", Static).update(
+            f"{shown} of {total} shown · filters: {filters} · sort: {sort} · {self.crux.dataset.source.value}"
+        )
+
+    # Events --------------------------------------------------------------------------------
+    @on(Input.Changed, "#search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self._apply_search()
+
+    @on(Select.Changed, "#method-filter")
+    def _method_changed(self, event: Select.Changed) -> None:
+        self._apply_search()
+
+    def _apply_search(self) -> None:
+        text = self.query_one("#search", Input).value
+        method = self.query_one("#method-filter", Select).value
+        methods = [method] if isinstance(method, str) else []
+        self._matches = self._index.search(text, methods=methods)
+        # Ranked results are most useful while typing; a header click re-sorts them.
+        words = [w for w in text.split() if ":" not in w]
+        if words and self._sort_key == "id":
+            self._sort_key = "rank"
+        elif not words and self._sort_key == "rank":
+            self._sort_key = "id"
+        self._rebuild()
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self) -> None:
+        self.query_one(DataTable).focus()
+
+    @on(DataTable.RowSelected)
+    def _open(self, event: DataTable.RowSelected) -> None:
+        self.crux.open_sample(str(event.row_key.value))
+
+    @on(DataTable.HeaderSelected)
+    def _sort_by_header(self, event: DataTable.HeaderSelected) -> None:
+        key = str(event.column_key.value)
+        if key == self._sort_key:
+            self._reverse = not self._reverse
+        else:
+            self._sort_key, self._reverse = key, False
+        self._rebuild()
+
+    def on_browse_state_changed(self, message: BrowseStateChanged) -> None:
+        self._rebuild()
+
+    # Actions -------------------------------------------------------------------------------
+    def action_focus_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def action_clear_search(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.value:
+            search.value = ""
+        self.query_one(DataTable).focus()
+
+    def action_cycle_sort(self) -> None:
+        keys = [c.key for c in self._columns()]
+        current = keys.index(self._sort_key) if self._sort_key in keys else -1
+        self._sort_key, self._reverse = keys[(current + 1) % len(keys)], False
+        self._rebuild()
+
+    def action_reverse_sort(self) -> None:
+        self._reverse = not self._reverse
+        self._rebuild()

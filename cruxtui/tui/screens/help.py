@@ -1,0 +1,36 @@
+"""Help: what each screen is for, its keys, and the search syntax."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# cruxtui
+
+A failure explorer for **CRUXEval**: 800 short Python functions, each with an input and its output.
+
+## Browse
+- Type to search id, code, input and output (a word with no exact hit matches fuzzily, so typos still find something). Every word must match.
+- `method:rfind` keeps samples calling `.rfind(...)`; `type:list` keeps list outputs.
+- `/` focuses the search box, `Escape` clears it, `Enter` opens the selected sample.
+- Click a column header (or press `o` to cycle, `O` to reverse) to sort.
+
+## Sample
+- `[` / `]` step to the previous / next sample in the Browse order; `Escape` goes back.
+
+## Everywhere
+- `Ctrl+P` opens the command palette: type a sample id (or a word of its code) to jump to it.
+- `F1` or `?` shows this help; `Ctrl+Q` quits.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,f1,question_mark", "dismiss", "Close", id="help.close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"):
+            yield Markdown(HELP)
