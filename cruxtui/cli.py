@@ -23,14 +23,20 @@ class CliError(Exception):
 
 
 def add_dataset_option(parser: argparse.ArgumentParser) -> None:
+    # default=SUPPRESS: a subcommand's parser must not overwrite `cruxtui --dataset X samples`
+    # with its own default; `build_parser` sets the real defaults once, on the top parser.
     parser.add_argument(
         "--dataset",
+        default=argparse.SUPPRESS,
         metavar="PATH",
         help="benchmark JSONL (fields id, code, input, output); default: $CRUXTUI_DATASET, "
         "the cached official file, a download, or the bundled starter set",
     )
     parser.add_argument(
-        "--offline", action="store_true", help="never try to download the official dataset"
+        "--offline",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="never try to download the official dataset",
     )
 
 
@@ -41,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cruxtui {__version__}")
     add_dataset_option(parser)
+    parser.set_defaults(dataset=None, offline=False)
     add_tui_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

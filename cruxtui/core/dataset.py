@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import http.client
 import json
 import os
 import urllib.error
@@ -116,7 +117,7 @@ def called_methods(code: str) -> tuple[str, ...]:
     """Names of known container methods called as `obj.name(...)` in `code` (empty if unparsable)."""
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     found = {
         node.func.attr
@@ -133,7 +134,10 @@ def _defines_f(code: str) -> str | None:
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
-        return f"code does not parse: {exc.msg} (code line {exc.lineno})"
+        where = f" (code line {exc.lineno})" if exc.lineno else ""
+        return f"code does not parse: {exc.msg}{where}"
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+        return f"code does not parse: {exc}"
     if not any(isinstance(n, ast.FunctionDef) and n.name == "f" for n in tree.body):
         return "code does not define a function `f`"
     return None
@@ -175,7 +179,8 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Sample]:
     """Read a benchmark JSONL file (fields id, code, input, output)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (some Windows editors add one) is not a JSON error.
+        text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise DatasetError(p, None, "file not found") from None
     except IsADirectoryError:
@@ -184,7 +189,9 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Sample]:
         raise DatasetError(p, None, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise DatasetError(p, None, exc.strerror or str(exc)) from None
-    return parse_jsonl(text.splitlines(), str(p))
+    # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085 etc., which JSON allows
+    # unescaped inside strings, and would then report a valid file as broken (and miscount lines).
+    return parse_jsonl(text.split("\n"), str(p))
 
 
 class Source(StrEnum):
@@ -267,16 +274,22 @@ def download_official(url: str | None = None, dest: Path | None = None, timeout:
             data = resp.read()
     except urllib.error.HTTPError as exc:
         raise DownloadError(f"download failed: HTTP {exc.code} from {url}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+        # URLError/OSError: refused, DNS, timeout; HTTPException: e.g. the body cut short.
+        reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
         raise DownloadError(f"download failed ({reason}) from {url}") from None
+    except ValueError as exc:  # "unknown url type", invalid URL
+        raise DownloadError(f"download failed: bad URL {url!r} ({exc})") from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != OFFICIAL_SHA256:
         raise DownloadError(
-            f"downloaded file has the wrong SHA-256 ({digest[:16]}..., expected "
-            f"{OFFICIAL_SHA256[:16]}...); not saved"
+            f"downloaded file from {url} has the wrong SHA-256 checksum ({digest[:16]}..., "
+            f"expected {OFFICIAL_SHA256[:16]}...); not saved"
         )
-    atomic_write_bytes(dest, data)
+    try:
+        atomic_write_bytes(dest, data)
+    except OSError as exc:
+        raise DownloadError(f"could not save the download to {dest}: {exc.strerror or exc}") from None
     return dest
 
 
