@@ -25,8 +25,7 @@ class CruxApp(App[int]):
     COMMANDS = App.COMMANDS | {SampleCommands}
     BINDINGS = [
         Binding("f1,question_mark", "help", "Help", id="help"),
-        Binding("ctrl+p", "command_palette", "Commands", id="palette"),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
     ]
 
     def __init__(self, dataset: Dataset, options: argparse.Namespace | None = None) -> None:
