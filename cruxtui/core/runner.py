@@ -1,0 +1,314 @@
+"""The async runner: request generations, extract answers, score them, commit each one at once.
+
+Shape of one run: the store says which (sample, index) pairs are missing; each becomes part of a
+request (one request with `n` when the backend can return several completions and nobody watches
+the text stream in, else one streamed request per index); every completion is extracted, scored in
+a worker thread (the sandbox forks, and the TUI's event loop must keep painting streamed text), and
+committed before the next progress event. A request that fails after the backend's own retries is
+recorded as a failure with its reason and the run goes on; it stays missing, so running the same
+configuration again asks for exactly it and nothing that is already stored.
+
+Errors that no retry can fix (a wrong key, an unknown model) stop the run at once with one message,
+and so does an endpoint that fails every request in a row (a dead server), instead of grinding
+through 800 samples that can only fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from cruxtui.core.dataset import Sample
+from cruxtui.core.runs import DONE, INCOMPLETE, INTERRUPTED, Generation, RunStore, pass_rate
+
+
+class RunAborted(Exception):
+    """The run cannot go on (bad key, unknown model, dead endpoint). The message is for users."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A snapshot for progress bars: this session's work plus what was stored before."""
+
+    done: int
+    total: int
+    failed: int
+    stored_before: int
+    elapsed: float
+    pass1: float
+    """pass@1 (0..1) over every sample with at least one stored generation, including earlier ones."""
+
+    @property
+    def rate(self) -> float:
+        """Generations per second in this session."""
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        left = self.total - self.done - self.failed
+        if left <= 0:
+            return 0.0
+        return left / self.rate if self.rate > 0 else None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    requested: int
+    completed: int
+    failed: int
+    stored_before: int
+    elapsed: float
+    status: str
+    aborted: str | None
+    failures: list[tuple[str, int | None, str]] = field(default_factory=list)
+
+
+class RunListener:
+    """Callbacks from the runner (all called on the event loop thread). Override what you need."""
+
+    def on_start(self, run_id: str, todo: Mapping[str, list[int]]) -> None: ...
+
+    def on_begin(self, sample_id: str, index: int) -> None:
+        """A streamed generation starts (chunks for it follow)."""
+
+    def on_chunk(self, sample_id: str, index: int, text: str) -> None: ...
+
+    def on_generation(self, gen: Generation) -> None: ...
+
+    def on_failure(self, sample_id: str, index: int | None, error: str) -> None: ...
+
+    def on_progress(self, progress: Progress) -> None: ...
+
+
+class Scorer(Protocol):
+    def __call__(self, sample: Sample, task: str, prediction: str) -> Any: ...
+
+
+def default_scorer(sample: Sample, task: str, prediction: str) -> Any:
+    from cruxtui.core.sandbox import default_sandbox
+    from cruxtui.core.scoring import check
+
+    return check(sample, task, prediction, default_sandbox())
+
+
+@dataclass
+class RunPlan:
+    """What to run: the backend and how prompts are built, stored under `run_id`."""
+
+    backend: Any
+    run_id: str
+    task: str
+    mode: str
+    params: Any
+    """SamplingParams; its `n` is the number of generations wanted per sample."""
+    prompt_for: Callable[[Sample], Any]
+    extract: Callable[[str], tuple[str | None, str]]
+    """raw text -> (answer or None, reason when None)."""
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """Errors where every further request would fail the same way (bad key, unknown model...)."""
+    return bool(getattr(exc, "fatal", False))
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return text or type(exc).__name__
+
+
+class Runner:
+    """Run one plan over samples with at most `concurrency` requests in flight."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        store: RunStore,
+        samples: Mapping[str, Sample],
+        *,
+        concurrency: int = 8,
+        stream: bool = False,
+        listener: RunListener | None = None,
+        scorer: Scorer | None = None,
+        max_consecutive_failures: int | None = None,
+    ) -> None:
+        self.plan = plan
+        self.store = store
+        self.samples = samples
+        self.concurrency = max(1, concurrency)
+        self.stream = stream
+        self.listener = listener or RunListener()
+        self.scorer = scorer or default_scorer
+        # A dead endpoint fails every request; allow a full wave of in-flight requests plus a few
+        # before deciding it is the endpoint and not the items.
+        self.max_consecutive_failures = max_consecutive_failures or max(8, 2 * self.concurrency)
+        self._verdicts: dict[tuple[str, str], Any] = {}
+        self._counts: dict[str, tuple[int, int]] = {}
+        self._done = self._failed = self._stored_before = self._total = 0
+        self._consecutive_failures = 0
+        self._started = 0.0
+        self._abort: str | None = None
+
+    # -- public ----------------------------------------------------------------------------------
+
+    async def run(self, sample_ids: Iterable[str]) -> RunSummary:
+        ids = [sid for sid in sample_ids if sid in self.samples]
+        n = int(getattr(self.plan.params, "n", 1) or 1)
+        todo = self.store.missing(self.plan.run_id, ids, n)
+        self._counts = {sid: c for sid, c in self.store.counts(self.plan.run_id).items() if sid in set(ids)}
+        self._stored_before = sum(nc[0] for nc in self._counts.values())
+        self._total = sum(len(v) for v in todo.values())
+        self._started = time.monotonic()
+        self.listener.on_start(self.plan.run_id, todo)
+        self._emit_progress()
+
+        try:
+            await self._run_jobs(self._jobs(todo))
+        except asyncio.CancelledError:
+            self.store.finish(self.plan.run_id, INTERRUPTED)
+            raise
+        status = INCOMPLETE if self._abort or self._failed else DONE
+        self.store.finish(self.plan.run_id, status)
+        return RunSummary(
+            run_id=self.plan.run_id, requested=self._total, completed=self._done,
+            failed=self._failed, stored_before=self._stored_before,
+            elapsed=time.monotonic() - self._started, status=status, aborted=self._abort,
+            failures=self.store.failures(self.plan.run_id)[-self._failed:] if self._failed else [],
+        )
+
+    # -- internals -------------------------------------------------------------------------------
+
+    async def _run_jobs(self, jobs: list[tuple[str, list[int]]]) -> None:
+        sem = asyncio.Semaphore(self.concurrency)
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for sid, indices in jobs:
+                    tg.create_task(self._guarded(sem, sid, indices))
+        except* _Abort:
+            pass
+
+    def _jobs(self, todo: Mapping[str, list[int]]) -> list[tuple[str, list[int]]]:
+        """One job per sample when the backend returns several completions per request (and no one
+        watches the stream), else one job per generation."""
+        batch = not self.stream and bool(getattr(self.plan.backend, "supports_n", False))
+        if batch:
+            return [(sid, idx) for sid, idx in todo.items()]
+        return [(sid, [i]) for sid, idx in todo.items() for i in idx]
+
+    async def _guarded(self, sem: asyncio.Semaphore, sid: str, indices: list[int]) -> None:
+        async with sem:
+            if self._abort:
+                raise _Abort()
+            try:
+                if len(indices) == 1 and self.stream:
+                    await self._one_streamed(sid, indices[0])
+                else:
+                    await self._batch(sid, indices)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any backend failure becomes a recorded failure
+                error = describe(exc)
+                if is_fatal(exc):
+                    self._abort = error
+                    self._fail(sid, None, error)
+                    raise _Abort() from None
+                for i in indices:
+                    self._fail(sid, i, error)
+                self._consecutive_failures += 1
+                if self._consecutive_failures >= self.max_consecutive_failures and not self._done:
+                    self._abort = (f"{self._consecutive_failures} requests failed in a row, none "
+                                   f"succeeded (last: {error})")
+                    raise _Abort() from None
+                if self._consecutive_failures >= self.max_consecutive_failures:
+                    self._abort = (f"stopped after {self._consecutive_failures} failed requests in "
+                                   f"a row (last: {error}); run again to resume")
+                    raise _Abort() from None
+            else:
+                self._consecutive_failures = 0
+
+    def _params(self, n: int, index: int) -> Any:
+        """Sampling params for one request of `n` completions starting at generation `index`.
+
+        Separate single requests with one fixed seed would all return the same text, so each index
+        gets seed + index."""
+        params = self.plan.params
+        seed = getattr(params, "seed", None)
+        changes: dict[str, Any] = {"n": n}
+        if seed is not None and n == 1:
+            changes["seed"] = seed + index
+        return replace(params, **changes)
+
+    async def _one_streamed(self, sid: str, index: int) -> None:
+        sample = self.samples[sid]
+        prompt = self.plan.prompt_for(sample)
+        self.listener.on_begin(sid, index)
+        start = time.monotonic()
+        parts: list[str] = []
+        async for chunk in self.plan.backend.stream(prompt, self._params(1, index)):
+            parts.append(chunk)
+            self.listener.on_chunk(sid, index, chunk)
+        await self._finish(sid, index, "".join(parts), time.monotonic() - start, None, None, None)
+
+    async def _batch(self, sid: str, indices: list[int]) -> None:
+        sample = self.samples[sid]
+        prompt = self.plan.prompt_for(sample)
+        start = time.monotonic()
+        completions = await self.plan.backend.complete(prompt, self._params(len(indices), indices[0]))
+        latency = time.monotonic() - start
+        if len(completions) < len(indices):
+            raise RuntimeError(f"asked for {len(indices)} completions, got {len(completions)}")
+        for i, comp in zip(indices, completions, strict=False):
+            await self._finish(
+                sid, i, comp.text, latency, getattr(comp, "tokens_in", None),
+                getattr(comp, "tokens_out", None), getattr(comp, "finish_reason", None),
+            )
+
+    async def _finish(self, sid: str, index: int, raw: str, latency: float,
+                      tokens_in: int | None, tokens_out: int | None, finish: str | None) -> None:
+        answer, why = self.plan.extract(raw)
+        if answer is None:
+            passed, kind, reason, official = False, "unparsable", why, None
+        else:
+            verdict = await self._verdict(sid, answer)
+            passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
+            official = getattr(verdict, "official", None)
+        gen = Generation(
+            sample_id=sid, index=index, raw=raw, answer=answer, kind=kind, passed=passed,
+            reason=reason, official=official, latency=latency, tokens_in=tokens_in,
+            tokens_out=tokens_out, finish_reason=finish,
+        )
+        self.store.add_generation(self.plan.run_id, gen)
+        n, c = self._counts.get(sid, (0, 0))
+        self._counts[sid] = (n + 1, c + int(passed))
+        self._done += 1
+        self.listener.on_generation(gen)
+        self._emit_progress()
+
+    async def _verdict(self, sid: str, answer: str) -> Any:
+        """Score off the event loop; identical answers to one sample are scored once (at low
+        temperature most of a sample's n answers are the same text)."""
+        key = (sid, answer)
+        if key not in self._verdicts:
+            self._verdicts[key] = await asyncio.to_thread(
+                self.scorer, self.samples[sid], self.plan.task, answer)
+        return self._verdicts[key]
+
+    def _fail(self, sid: str, index: int | None, error: str) -> None:
+        self.store.add_failure(self.plan.run_id, sid, index, error)
+        self._failed += 1
+        self.listener.on_failure(sid, index, error)
+        self._emit_progress()
+
+    def _emit_progress(self) -> None:
+        self.listener.on_progress(Progress(
+            done=self._done, total=self._total, failed=self._failed,
+            stored_before=self._stored_before, elapsed=time.monotonic() - self._started,
+            pass1=pass_rate(self._counts),
+        ))
+
+
+class _Abort(Exception):
+    """Internal: unwinds the task group when the run must stop (reason in `Runner._abort`)."""
