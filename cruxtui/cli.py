@@ -92,4 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m cruxtui.cli` runs this file as `__main__`, a second copy of the module; the
+    # subcommands raise `cruxtui.cli.CliError`, so run the imported module's `main`, whose
+    # `except CliError` is that same class (otherwise errors escape as tracebacks).
+    from cruxtui.cli import main as _imported_main
+
+    sys.exit(_imported_main())
