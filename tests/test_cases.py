@@ -1,0 +1,340 @@
+"""Failure cases: the file format, atomic saves, validation, replay, gallery export and the CLI."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from cruxtui.cli import main
+from cruxtui.core.cases import (
+    SCHEMA_VERSION,
+    CaseError,
+    FailureCase,
+    Generation,
+    ModelInfo,
+    Sampling,
+    TraceSummary,
+    edit_case,
+    load_case,
+    load_gallery,
+    save_case,
+)
+from cruxtui.core.gallery import export_html, export_markdown
+from tests.conftest import REPO
+
+
+def make_case(sample_id: str = "sample_0", tags: list[str] | None = None, raw: str | None = None,
+              model: str = "tiny-coder", note: str = "") -> FailureCase:
+    """A realistic output-task failure (CRUXEval sample_0, a CoT answer that ignores duplicates)."""
+    raw = raw if raw is not None else (
+        "[THOUGHT]\nnums.count(1) is 3, so the first tuple is (3, 1). Sorting in reverse gives "
+        "[(3, 1), (2, 3), (1, 1)].\n[/THOUGHT]\n[ANSWER]\n"
+        "assert f([1, 1, 3, 1, 3, 1]) == [(3, 1), (2, 3), (1, 1)]\n[/ANSWER]")
+    return FailureCase(
+        sample_id=sample_id,
+        code=("def f(nums):\n    output = []\n    for n in nums:\n"
+              "        output.append((nums.count(n), n))\n    output.sort(reverse=True)\n    return output"),
+        input="[1, 1, 3, 1, 3, 1]",
+        output="[(4, 1), (4, 1), (4, 1), (4, 1), (2, 3), (2, 3)]",
+        task="output", mode="cot", template_version="cruxtui-1",
+        prompt={"style": "chat", "messages": [{"role": "system", "content": "You are..."},
+                                              {"role": "user", "content": "Complete ?? ...é"}],
+                "text": "USER: ...", "stop": ["[/ANSWER]"], "response_prefix": ""},
+        model=ModelInfo(backend="openai", model=model, base_url="http://127.0.0.1:8000/v1", api="chat"),
+        sampling=Sampling(temperature=0.2, top_p=0.95, max_tokens=1024, n=2, seed=7, stop=["[/ANSWER]"]),
+        generations=[
+            Generation(raw=raw, answer="[(3, 1), (2, 3), (1, 1)]", passed=False, kind="wrong",
+                       reason="got [(3, 1), (2, 3), (1, 1)], expected [(4, 1), ...]",
+                       produced="[(3, 1), (2, 3), (1, 1)]"),
+            Generation(raw="no answer here", answer=None, passed=False, kind="unparsable",
+                       reason="no [ANSWER] tags", extraction_error="no [ANSWER] tags"),
+        ],
+        perturbations=[{"name": "rename", "params": "anonymize", "seed": 3}] if "~" in sample_id else [],
+        trace=TraceSummary(steps=21, numsteps=73, return_repr="[(4, 1), (4, 1), (4, 1), (4, 1), (2, 3), (2, 3)]"),
+        first_divergence={"reasoning_step": 0, "trace_step": 4, "claim": "nums.count(1) is 3",
+                          "claimed": "3", "true": "4"},
+        tags=tags if tags is not None else ["counting", "sort"],
+        note=note or "Ignores the repeated 1s.\nSecond line <b>not html</b>.",
+        origin="test",
+    )
+
+
+# Format and round trip ------------------------------------------------------------------------
+def test_round_trip_is_lossless(tmp_path: Path) -> None:
+    case = make_case("sample_0~anon")
+    case.extra["future_field"] = {"kept": [1, 2]}
+    path = save_case(case, tmp_path)
+    loaded = load_case(path)
+    assert loaded == case
+    assert loaded.to_json() == case.to_json()
+    # Saving what was loaded writes byte-identical text (diff-friendly, nothing reordered).
+    before = path.read_bytes()
+    save_case(loaded)
+    assert path.read_bytes() == before
+    text = before.decode()
+    assert text.startswith('{\n  "base_sample_id": "sample_0"')  # sorted keys, indent 2
+    assert list(json.loads(text)) == sorted(json.loads(text))
+    assert "api_key" not in text and "é" in text
+
+
+def test_file_name_is_stable_and_ignores_tags_and_note(tmp_path: Path) -> None:
+    a = make_case(tags=["x"], note="one")
+    b = make_case(tags=["y", "z"], note="two")
+    assert a.case_id == b.case_id
+    assert a.case_id.startswith("sample_0--tiny-coder--")
+    c = make_case(model="other/Model 7B")
+    assert c.case_id != a.case_id and "other-Model-7B" in c.case_id
+    variant = make_case("sample_0~anon")
+    assert variant.case_id.startswith("sample_0~anon--")
+    path = save_case(a, tmp_path)
+    edited = edit_case(path, add_tags=["new tag"], remove_tags=["x"], note="changed")
+    assert edited.path == path and sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    again = load_case(path)
+    assert again.tags == ["new-tag"] and again.note == "changed"
+    assert again.created == a.created
+
+
+def test_model_never_holds_a_key(tmp_path: Path) -> None:
+    data = make_case().to_json()
+    data["model"]["api_key"] = "sk-secret"
+    (tmp_path / "k.json").write_text(json.dumps(data))
+    with pytest.raises(CaseError, match=r"k\.json: field 'model\.api_key' must not be stored"):
+        load_case(tmp_path / "k.json")
+
+
+# Bad files --------------------------------------------------------------------------------------
+def _write(folder: Path, name: str, data: object) -> Path:
+    path = folder / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def test_bad_files_are_named_and_the_rest_still_loads(tmp_path: Path) -> None:
+    good = save_case(make_case(), tmp_path)
+    newer = make_case().to_json() | {"schema_version": SCHEMA_VERSION + 1}
+    missing = make_case().to_json()
+    del missing["task"]
+    wrong_type = make_case().to_json()
+    wrong_type["generations"][0]["passed"] = "no"
+    _write(tmp_path, "newer.json", newer)
+    _write(tmp_path, "missing.json", missing)
+    _write(tmp_path, "broken.json", '{"schema_version": 1, "task": ')
+    _write(tmp_path, "wrongtype.json", wrong_type)
+    _write(tmp_path, "list.json", [1, 2])
+    _write(tmp_path, "notacase.json", {"hello": 1})
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    _write(tmp_path, ".hidden.json.tmp", "partial")
+
+    cases, errors = load_gallery(tmp_path)
+    assert [c.path for c in cases] == [good]
+    by_file = {Path(e.path).name: e.problem for e in errors}
+    assert set(by_file) == {"newer.json", "missing.json", "broken.json", "wrongtype.json",
+                            "list.json", "notacase.json", "binary.json"}
+    assert f"schema_version {SCHEMA_VERSION + 1} is newer" in by_file["newer.json"]
+    assert "upgrade cruxtui" in by_file["newer.json"]
+    assert by_file["missing.json"] == "missing field 'task'"
+    assert by_file["broken.json"].startswith("not valid JSON")
+    assert "line 1" in by_file["broken.json"]
+    assert by_file["wrongtype.json"] == "field 'generations[0].passed' must be a boolean, got a string"
+    assert "expected a JSON object, got a list" in by_file["list.json"]
+    assert "is this a cruxtui case file?" in by_file["notacase.json"]
+    assert "UTF-8" in by_file["binary.json"]
+    for err in errors:
+        assert str(err).startswith(str(tmp_path))
+
+
+def test_missing_gallery_folder_is_empty(tmp_path: Path) -> None:
+    assert load_gallery(tmp_path / "nope") == ([], [])
+
+
+# Kill -9 mid-save ---------------------------------------------------------------------------------
+_WRITER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[2])
+    from tests.test_cases import make_case
+    from cruxtui.core.cases import save_case
+    # Two large versions of the same case (same identity, so the same file): 4 MB each.
+    versions = [make_case(note=tag) for tag in ("old", "new")]
+    for v, fill in zip(versions, "ab"):
+        v.generations[1].reason = fill * 4_000_000
+        v.generations[1].extraction_error = fill
+    save_case(versions[0], sys.argv[1])
+    print("ready", flush=True)
+    i = 0
+    while True:
+        i += 1
+        save_case(versions[i % 2], sys.argv[1])
+""")
+
+
+def test_kill_9_mid_save_leaves_old_or_new_file(tmp_path: Path) -> None:
+    seen: set[str] = set()
+    for attempt in range(6):
+        folder = tmp_path / f"g{attempt}"
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(folder), str(REPO)],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        time.sleep(0.05 + 0.07 * attempt)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        cases, errors = load_gallery(folder)
+        assert errors == [] and len(cases) == 1
+        case = cases[0]
+        # Whole and consistent: note and payload come from the same version.
+        fill = {"old": "a", "new": "b"}[case.note]
+        assert case.generations[1].reason == fill * 4_000_000
+        assert case.generations[1].extraction_error == fill
+        seen.add(case.note)
+        # A temp file an interrupted save left behind is hidden and never read as a case.
+        assert all(p.name.startswith(".") for p in folder.iterdir() if p.suffix != ".json")
+    assert seen  # at least one complete version was found every time
+
+
+# Gallery export -------------------------------------------------------------------------------------
+class _Page(HTMLParser):
+    """Collects what the export tests check: tags, case articles, filter buttons, external refs."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.articles: dict[str, dict[str, str]] = {}
+        self.sections: list[str] = []
+        self.buttons: list[str] = []
+        self.external: list[str] = []
+        self.marks: list[str] = []
+        self.scripts = 0
+        self.styles = 0
+        self._in_mark = False
+        self.errors: list[str] = []
+
+    VOID = {"meta", "br", "link", "img", "input", "hr"}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag not in self.VOID:
+            self.stack.append(tag)
+        if tag == "article":
+            self.articles[a["data-case"]] = a
+        if tag == "section":
+            self.sections.append(a.get("data-group", ""))
+        if tag == "button":
+            self.buttons.append(a.get("data-tag", ""))
+        if tag == "mark":
+            self._in_mark = True
+            self.marks.append("")
+        if tag == "script":
+            self.scripts += 1
+            if "src" in a:
+                self.external.append(a["src"])
+        if tag == "style":
+            self.styles += 1
+        if tag in ("link", "img") and (a.get("href") or a.get("src")):
+            self.external.append(a.get("href") or a.get("src", ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"unbalanced </{tag}> (open: {self.stack[-3:]})")
+            return
+        self.stack.pop()
+        if tag == "mark":
+            self._in_mark = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_mark:
+            self.marks[-1] += data
+
+
+def test_html_export_is_one_self_contained_page(tmp_path: Path) -> None:
+    cases = [make_case("sample_0", ["counting", "sort"]),
+             make_case("sample_12", ["prefix"], model="m2"),
+             make_case("sample_14~anon", [], model="m3", raw="plain answer, no claim text")]
+    for c in cases:
+        save_case(c, tmp_path)
+    page = export_html(cases, title="My <gallery>")
+    parser = _Page()
+    parser.feed(page)
+    parser.close()
+    assert parser.errors == [] and parser.stack == []
+    assert page.startswith("<!DOCTYPE html>")
+    assert parser.external == [] and "http://" not in page.replace("http://127.0.0.1:8000/v1", "")
+    assert parser.scripts == 1 and parser.styles == 1
+    assert "My &lt;gallery&gt;" in page
+    # Every case present once, with its tags as filter data.
+    assert set(parser.articles) == {c.name for c in cases}
+    assert {k: v["data-tags"] for k, v in parser.articles.items()} == {
+        cases[0].name: "counting sort", cases[1].name: "prefix", cases[2].name: ""}
+    # Grouped by first tag, untagged last; one filter button per tag plus "all".
+    assert parser.sections == ["counting", "prefix", "untagged"]
+    assert parser.buttons == ["", "counting", "prefix", "sort"]
+    # Highlighted code (Pygments spans), the divergence marked in the reasoning.
+    assert '<span class="k">def</span>' in page and ".code .k" in page
+    assert parser.marks == ["marked", "nums.count(1) is 3", "nums.count(1) is 3"]  # legend + 2
+    assert "the real execution has 4" in page
+    assert "&lt;b&gt;not html&lt;/b&gt;" in page  # notes are escaped
+    assert "assert f([1, 1, 3, 1, 3, 1]) == [(4, 1)" in page.replace("&#x27;", "'")
+
+
+def test_markdown_export_groups_by_tag() -> None:
+    cases = [make_case("sample_0", ["counting"]), make_case("sample_12", ["prefix", "counting"], model="m")]
+    md = export_markdown(cases)
+    assert md.index("## counting") < md.index("## prefix")
+    assert md.count("### ") == 2
+    assert "⟪nums.count(1) is 3⟫" in md
+    assert "```python\ndef f(nums):" in md
+    assert "| `[(3, 1), (2, 3), (1, 1)]` | 1 | fail: got" in md
+
+
+# CLI ---------------------------------------------------------------------------------------------
+def test_cli_list_show_tag_note_export(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "gallery"
+    a = save_case(make_case("sample_0", ["counting"]), folder)
+    save_case(make_case("sample_12", ["prefix"], model="m2"), folder)
+    _write(folder, "zz-broken.json", "{")
+    monkeypatch.setenv("CRUXTUI_CASES_DIR", str(folder))
+
+    assert main(["cases", "list", "--json"]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["sample_id"] for r in rows] == ["sample_0", "sample_12"]
+    assert "zz-broken.json: not valid JSON" in err
+
+    assert main(["cases", "list", "--json", "--tag", "prefix"]) == 0
+    assert [json.loads(x)["sample_id"] for x in capsys.readouterr().out.splitlines()] == ["sample_12"]
+
+    assert main(["cases", "show", a.stem, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == load_case(a).to_json()
+    assert main(["cases", "show", "sample_0"]) == 0
+    shown = capsys.readouterr().out
+    assert "nums.count(1) is 3" in shown and "counting" in shown
+
+    assert main(["cases", "tag", "sample_0", "paper", "--remove", "counting"]) == 0
+    assert main(["cases", "note", "sample_0", "Seen in the paper."]) == 0
+    capsys.readouterr()
+    edited = load_case(a)
+    assert edited.tags == ["paper"] and edited.note == "Seen in the paper."
+
+    assert main(["cases", "show", "nothing-like-this"]) == 2
+    assert "no case matches 'nothing-like-this'" in capsys.readouterr().err
+    assert main(["cases", "show", "zz-broken"]) == 2
+    assert "zz-broken.json: not valid JSON" in capsys.readouterr().err
+
+    out_html = tmp_path / "g.html"
+    assert main(["cases", "export", "--html", str(out_html), "--tag", "paper"]) == 0
+    parser = _Page()
+    parser.feed(out_html.read_text())
+    assert list(parser.articles) == [a.stem]
+    out_md = tmp_path / "g.md"
+    assert main(["cases", "export", "--markdown", str(out_md), "--cases", str(folder)]) == 0
+    assert out_md.read_text().count("### ") == 2
+    assert main(["cases", "export", "--markdown", str(out_md), "--tag", "nope"]) == 2
