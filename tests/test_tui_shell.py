@@ -4,7 +4,7 @@ the palette jumps to a sample, help opens and closes; plus snapshots of the main
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable, Input, TextArea
+from textual.widgets import Input, TextArea
 
 from cruxtui.core.dataset import Dataset, load_dataset
 from cruxtui.tui.app import CruxApp
@@ -12,12 +12,13 @@ from cruxtui.tui.columns import Column
 from cruxtui.tui.screens.browse import BrowseScreen
 from cruxtui.tui.screens.help import HelpScreen
 from cruxtui.tui.screens.sample import SampleScreen
+from cruxtui.tui.widgets.sample_table import SampleTable
 
 SIZE = (100, 30)
 
 
 def rows(app: CruxApp) -> int:
-    return app.screen.query_one(DataTable).row_count
+    return app.screen.query_one(SampleTable).row_count
 
 
 async def test_browse_lists_every_sample(official: Dataset) -> None:
@@ -92,8 +93,8 @@ async def test_registered_column_and_filter(official: Dataset) -> None:
         app.set_column(Column("chars", "chars", lambda s: str(s.chars), lambda s: s.chars))
         app.set_filter("short", lambda s: s.lines <= 3)
         await pilot.pause()
-        table = app.screen.query_one(DataTable)
-        assert "chars" in [str(k.value) for k in table.columns]
+        table = app.screen.query_one(SampleTable)
+        assert "chars" in [c.key for c in table.columns]
         assert rows(app) == sum(1 for s in official if s.lines <= 3)
         app.set_filter("short", None)
         await pilot.pause()

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import Footer, Header, Input, Select, Static
 
 from cruxtui.core.search import SampleIndex
 from cruxtui.tui.app import BrowseStateChanged
 from cruxtui.tui.columns import Column
+from cruxtui.tui.widgets.sample_table import SampleTable, TableColumn
 
 if TYPE_CHECKING:
     from cruxtui.tui.app import CruxApp
@@ -28,6 +30,12 @@ BASE_COLUMNS = (
     Column("methods", "methods", lambda s: ",".join(s.methods), lambda s: s.methods, 18),
     Column("type", "output", lambda s: s.output_type, lambda s: s.output_type, 6),
 )
+
+
+def _cell(value: str | Text) -> Text:
+    """Plain strings become `Text` as is: code like `x[1]` or `[/ANSWER]` must never be read as
+    Rich markup (and skipping the markup parser is what keeps a keystroke's rebuild fast)."""
+    return value if isinstance(value, Text) else Text(value, no_wrap=True, overflow="ellipsis")
 
 
 def _id_order(sample_id: str) -> tuple[str, int]:
@@ -64,7 +72,7 @@ class BrowseScreen(Screen[None]):
         with Horizontal(id="browse-bar"):
             yield Input(placeholder="search code, input, output · method:rfind · type:list", id="search")
             yield Select[str]([], prompt="any method", id="method-filter", allow_blank=True)
-        yield DataTable(id="samples", cursor_type="row", zebra_stripes=True)
+        yield SampleTable(id="samples")
         yield Static(id="browse-status")
         yield Footer()
 
@@ -72,7 +80,7 @@ class BrowseScreen(Screen[None]):
         self._index = SampleIndex(self.crux.dataset.samples)
         self._matches = [s.id for s in self.crux.dataset.samples]
         self._rebuild()
-        self.query_one(DataTable).focus()
+        self.query_one(SampleTable).focus()
         self._fill_method_filter()
 
     def _fill_method_filter(self) -> None:
@@ -90,7 +98,7 @@ class BrowseScreen(Screen[None]):
 
     def _rebuild(self) -> None:
         """Re-render rows for the current matches, filters and sort. Cheap enough per keystroke."""
-        table = self.query_one(DataTable)
+        table = self.query_one(SampleTable)
         columns = self._columns()
         dataset = self.crux.dataset
         samples = [dataset[sid] for sid in self._matches]
@@ -100,25 +108,18 @@ class BrowseScreen(Screen[None]):
             col = next((c for c in columns if c.key == self._sort_key), BASE_COLUMNS[0])
             samples.sort(key=col.sort_key, reverse=self._reverse)
         self.visible_ids = [s.id for s in samples]
-        cursor_id = self._cursor_id()
-        table.clear(columns=True)
-        for c in columns:
-            arrow = ("▼" if self._reverse else "▲") if c.key == self._sort_key else ""
-            table.add_column(f"{c.label}{arrow}", key=c.key, width=c.width)
-        for s in samples:
-            table.add_row(*(c.value(s) for c in columns), key=s.id)
-        if cursor_id in self.visible_ids:
-            table.move_cursor(row=self.visible_ids.index(cursor_id), animate=False)
+        table_columns = [
+            TableColumn(c.key, f"{c.label}{self._arrow(c.key)}", c.width or max(len(c.label) + 1, 8))
+            for c in columns
+        ]
+        rows = [(s.id, [_cell(c.value(s)) for c in columns]) for s in samples]
+        table.set_data(table_columns, rows, keep=table.cursor_key)
         self._update_status()
 
-    def _cursor_id(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        try:
-            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-        except Exception:  # no valid cursor yet
-            return None
+    def _arrow(self, key: str) -> str:
+        if key != self._sort_key:
+            return ""
+        return "▼" if self._reverse else "▲"
 
     def _update_status(self) -> None:
         total = len(self.crux.dataset)
@@ -153,15 +154,15 @@ class BrowseScreen(Screen[None]):
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self) -> None:
-        self.query_one(DataTable).focus()
+        self.query_one(SampleTable).focus()
 
-    @on(DataTable.RowSelected)
-    def _open(self, event: DataTable.RowSelected) -> None:
-        self.crux.open_sample(str(event.row_key.value))
+    @on(SampleTable.RowSelected)
+    def _open(self, event: SampleTable.RowSelected) -> None:
+        self.crux.open_sample(event.key)
 
-    @on(DataTable.HeaderSelected)
-    def _sort_by_header(self, event: DataTable.HeaderSelected) -> None:
-        key = str(event.column_key.value)
+    @on(SampleTable.HeaderSelected)
+    def _sort_by_header(self, event: SampleTable.HeaderSelected) -> None:
+        key = event.column_key
         if key == self._sort_key:
             self._reverse = not self._reverse
         else:
@@ -179,7 +180,7 @@ class BrowseScreen(Screen[None]):
         search = self.query_one("#search", Input)
         if search.value:
             search.value = ""
-        self.query_one(DataTable).focus()
+        self.query_one(SampleTable).focus()
 
     def action_cycle_sort(self) -> None:
         keys = [c.key for c in self._columns()]
