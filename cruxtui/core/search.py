@@ -77,7 +77,9 @@ class SampleIndex:
         candidates = [
             i
             for i, s in enumerate(self.samples)
-            if want_methods.issubset(s.methods) and (not want_types or s.output_type in want_types)
+            # Test the set first: `s.methods` parses the code on first use (~50 ms for 800).
+            if (not want_methods or want_methods.issubset(s.methods))
+            and (not want_types or s.output_type in want_types)
         ]
         if not q.words:
             return [self.samples[i].id for i in candidates]
