@@ -547,3 +547,21 @@ def test_cli_falls_back_to_starter_when_the_server_is_down(
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0].startswith("starter_0\t")
     assert "download failed" in captured.err and "cruxtui download" in captured.err
+
+
+def test_cli_offline_flag_skips_the_download(
+    server: LocalServer,
+    official_bytes: bytes,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server.routes["/cruxeval.jsonl"] = official_bytes
+    monkeypatch.setenv("CRUXTUI_DATASET_URL", server.url("/cruxeval.jsonl"))
+    monkeypatch.setenv("CRUXTUI_OFFLINE", "0")
+    for argv in (["samples", "--offline"], ["--offline", "samples"]):
+        assert cli_main(argv) == 0
+        assert capsys.readouterr().out.startswith("starter_0\t")
+    assert server.hits == []
+    assert cli_main(["samples"]) == 0
+    assert capsys.readouterr().out.startswith("sample_0\t")
+    assert server.hits == ["/cruxeval.jsonl"]
