@@ -103,10 +103,13 @@ def main() -> int:
         ts = per_query[q]
         print(f"{q!r:<24} {hits[q]:>5} {statistics.median(ts):7.2f}ms {max(ts):7.2f}ms")
     print()
-    for name, times in (("cold", cold), (f"warm (round {WARM_ROUNDS})", warm[-len(typed):])):
-        i = max(range(len(times)), key=times.__getitem__)
-        verdict = "OK" if times[i] < GOAL_MS else "OVER GOAL"
-        print(f"worst {name} keystroke {typed[i]!r}: {times[i]:.2f} ms vs goal {GOAL_MS:.0f} ms: {verdict}")
+    i = max(range(len(cold)), key=cold.__getitem__)
+    print(f"worst cold keystroke {typed[i]!r}: {cold[i]:.2f} ms (a first method:/type: filter "
+          "on a fresh dataset includes the one-time derivation above)")
+    worst = max(warm)
+    verdict = "OK" if worst < GOAL_MS else "OVER GOAL"
+    print(f"worst keystroke with metadata derived (as in the app): {worst:.2f} ms "
+          f"vs goal {GOAL_MS:.0f} ms: {verdict}")
     return 0
 
 
