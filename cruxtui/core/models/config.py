@@ -1,0 +1,153 @@
+"""Endpoints by name from `config_dir()/config.toml`, combined with flags and the environment.
+
+Precedence for each setting: command-line flag, then the named endpoint, then the usual
+`OPENAI_BASE_URL` / `OPENAI_API_KEY` environment variables, then defaults. Example::
+
+    default = "local"
+
+    [endpoints.local]              # e.g. `vllm serve Qwen/Qwen2.5-Coder-7B-Instruct`
+    base_url = "http://127.0.0.1:8000/v1"
+    model = "Qwen/Qwen2.5-Coder-7B-Instruct"
+    api = "chat"                   # or "completions" for base models
+    timeout = 120
+
+    [endpoints.openai]
+    base_url = "https://api.openai.com/v1"
+    model = "gpt-4o-mini"
+    api_key_env = "OPENAI_API_KEY" # the NAME of the variable holding the key
+
+    [endpoints.paper]
+    backend = "replay"
+    path = "~/cruxeval/model_generations/codellama-7b_temp0.2_output/generations.json"
+
+Keys are best kept in environment variables (`api_key_env`); an `api_key` written in the file is
+accepted but cruxtui itself never writes a key anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cruxtui.core.models.base import APIS, BACKENDS, ModelError, ModelSpec
+from cruxtui.core.paths import config_dir
+
+ENDPOINT_KEYS = frozenset({"backend", "base_url", "model", "api", "api_key_env", "api_key", "timeout", "path", "concurrency"})
+DEFAULT_TIMEOUT = 60.0
+
+
+def config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A resolved model endpoint: the storable spec plus the secret and connection settings."""
+
+    spec: ModelSpec
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = DEFAULT_TIMEOUT
+    concurrency: int | None = None
+    name: str | None = None
+
+
+def load_endpoints(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """The `[endpoints.*]` tables and the `default` name from the config file (none if absent)."""
+    p = Path(path) if path is not None else config_path()
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError("config", f"{p}: cannot read ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError("config", f"{p}: not valid TOML ({exc})") from None
+    endpoints = data.get("endpoints", {})
+    if not isinstance(endpoints, dict):
+        raise ModelError("config", f"{p}: `endpoints` must be a table of [endpoints.NAME] tables")
+    for name, table in endpoints.items():
+        if not isinstance(table, dict):
+            raise ModelError("config", f"{p}: endpoints.{name} must be a table")
+        unknown = sorted(set(table) - ENDPOINT_KEYS)
+        if unknown:
+            raise ModelError(
+                "config",
+                f"{p}: endpoints.{name}: unknown key(s) {', '.join(unknown)} "
+                f"(known: {', '.join(sorted(ENDPOINT_KEYS))})",
+            )
+    default = data.get("default")
+    if default is not None and (not isinstance(default, str) or default not in endpoints):
+        raise ModelError("config", f"{p}: default = {default!r} names no [endpoints.*] table")
+    return endpoints, default
+
+
+def resolve_endpoint(
+    name: str | None = None,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api: str | None = None,
+    backend: str | None = None,
+    path: str | None = None,
+    api_key: str | None = None,
+    timeout: float | None = None,
+    config_file: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Endpoint:
+    """Combine a named endpoint (or the config's default), flags and the environment."""
+    env = os.environ if environ is None else environ
+    endpoints, default = load_endpoints(config_file)
+    where = str(config_file or config_path())
+    if name is None and base_url is None and backend is None and default is not None:
+        name = default
+    table: dict[str, Any] = {}
+    if name is not None:
+        if name not in endpoints:
+            known = ", ".join(sorted(endpoints)) or "none defined"
+            raise ModelError("config", f"no endpoint named {name!r} in {where} (known: {known})")
+        table = endpoints[name]
+
+    chosen_backend = backend or table.get("backend") or "openai"
+    if chosen_backend not in BACKENDS:
+        raise ModelError("config", f"unknown backend {chosen_backend!r} (expected one of {', '.join(BACKENDS)})")
+    chosen_api = api or table.get("api") or "chat"
+    if chosen_api not in APIS:
+        raise ModelError("config", f"unknown api {chosen_api!r} (expected chat or completions)")
+    chosen_path = path or table.get("path")
+    if chosen_path:
+        chosen_path = str(Path(chosen_path).expanduser())
+    chosen_model = model or table.get("model")
+    if chosen_backend == "replay":
+        if not chosen_path:
+            raise ModelError("config", "a replay endpoint needs a generations file (path)")
+        chosen_model = chosen_model or Path(chosen_path).parent.name or Path(chosen_path).stem
+    if not chosen_model:
+        hint = f" or set model in [endpoints.{name}]" if name else ""
+        raise ModelError("config", f"no model given: pass --model NAME{hint}")
+
+    chosen_url = None
+    key = None
+    if chosen_backend == "openai":
+        chosen_url = base_url or table.get("base_url") or env.get("OPENAI_BASE_URL") or None
+        key_env = table.get("api_key_env")
+        key = api_key or (env.get(key_env) if key_env else None) or table.get("api_key") or env.get("OPENAI_API_KEY")
+        if key_env and not api_key and not env.get(key_env) and not table.get("api_key"):
+            raise ModelError("auth", f"endpoint {name!r} reads its key from ${key_env}, which is not set")
+
+    raw_timeout = timeout if timeout is not None else table.get("timeout", DEFAULT_TIMEOUT)
+    try:
+        chosen_timeout = float(raw_timeout)
+    except (TypeError, ValueError):
+        raise ModelError("config", f"timeout must be a number of seconds (got {raw_timeout!r})") from None
+    if chosen_timeout <= 0:
+        raise ModelError("config", f"timeout must be positive (got {chosen_timeout:g})")
+    concurrency = table.get("concurrency")
+    if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
+        raise ModelError("config", f"endpoints.{name}.concurrency must be a positive integer")
+
+    spec = ModelSpec(chosen_backend, chosen_model, chosen_url, chosen_api, chosen_path if chosen_backend == "replay" else None)
+    return Endpoint(spec=spec, api_key=key, timeout=chosen_timeout, concurrency=concurrency, name=name)

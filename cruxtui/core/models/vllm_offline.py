@@ -1,0 +1,149 @@
+"""vLLM in the same process (`pip install 'cruxtui[vllm]'`): every prompt in one batched call.
+
+vLLM needs Linux and a CUDA GPU and is not installed by default, so it is imported only when a run
+actually uses this backend. The adapter is deliberately thin: the parameter mapping
+(`vllm_sampling_kwargs`) and the request layout are plain Python and tested without vLLM; the
+calls into vLLM itself (`LLM(...)`, `LLM.generate`, `LLM.chat`) are untested on machines without a
+GPU, which includes the CI this project runs on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from cruxtui.core.models.base import (
+    Completion,
+    ModelError,
+    ModelSpec,
+    SamplingParams,
+    StreamStats,
+    TextStream,
+)
+from cruxtui.core.prompts import Prompt
+
+INSTALL_HINT = "install it with: pip install 'cruxtui[vllm]' (Linux with a CUDA GPU)"
+
+
+def vllm_sampling_kwargs(params: SamplingParams, stop: Sequence[str]) -> dict[str, Any]:
+    """Keyword arguments for `vllm.SamplingParams` equivalent to `params` with stop words `stop`.
+
+    vLLM treats temperature 0 as greedy decoding and rejects top_p outside (0, 1]; a seed of None
+    means "random" there too. `n` completions per prompt come from one request.
+    """
+    if params.max_tokens < 1:
+        raise ModelError("config", f"max_tokens must be at least 1 (got {params.max_tokens})")
+    if not 0.0 < params.top_p <= 1.0:
+        raise ModelError("config", f"top_p must be in (0, 1] (got {params.top_p})")
+    kwargs: dict[str, Any] = {
+        "n": max(1, params.n),
+        "temperature": max(0.0, params.temperature),
+        "top_p": params.top_p if params.temperature > 0 else 1.0,
+        "max_tokens": params.max_tokens,
+        "stop": list(stop),
+    }
+    if params.seed is not None:
+        kwargs["seed"] = params.seed
+    return kwargs
+
+
+def import_vllm() -> Any:
+    """The `vllm` module, or a clear ModelError saying what is missing."""
+    try:
+        return importlib.import_module("vllm")
+    except ImportError:
+        raise ModelError("missing_dependency", f"vLLM is not installed; {INSTALL_HINT}") from None
+
+
+def check_gpu() -> None:
+    """vLLM needs a CUDA GPU; fail early with a message instead of deep inside engine start-up."""
+    try:
+        torch = importlib.import_module("torch")
+    except ImportError:
+        raise ModelError("missing_dependency", f"PyTorch is not installed; {INSTALL_HINT}") from None
+    if not torch.cuda.is_available():
+        raise ModelError(
+            "no_gpu",
+            "vLLM needs a CUDA GPU and none is visible; use an OpenAI-compatible server "
+            "(--base-url) instead, e.g. `vllm serve MODEL` on a GPU machine",
+        )
+
+
+def completions_from_outputs(outputs: Sequence[Any], latency: float) -> list[list[Completion]]:
+    """vLLM `RequestOutput`s (one per prompt, each with `.outputs`) as our `Completion` lists."""
+    results = []
+    for out in outputs:
+        tokens_in = len(getattr(out, "prompt_token_ids", None) or []) or None
+        results.append([
+            Completion(
+                text=choice.text,
+                finish_reason=getattr(choice, "finish_reason", None),
+                tokens_in=tokens_in,
+                tokens_out=len(getattr(choice, "token_ids", None) or []) or None,
+                latency=latency,
+            )
+            for choice in out.outputs
+        ])
+    return results
+
+
+class VllmBackend:
+    """vLLM's offline `LLM` engine. Created lazily on the first request (loading takes minutes)."""
+
+    supports_n = True
+
+    def __init__(self, spec: ModelSpec, **engine_args: Any) -> None:
+        self.spec = spec
+        self.engine_args = engine_args
+        self._llm: Any = None
+
+    def __repr__(self) -> str:
+        return f"VllmBackend({self.spec.model!r}, api={self.spec.api})"
+
+    def _engine(self) -> Any:
+        if self._llm is None:
+            vllm = import_vllm()
+            check_gpu()
+            try:
+                self._llm = vllm.LLM(model=self.spec.model, **self.engine_args)
+            except Exception as exc:  # noqa: BLE001 - engine start-up fails in many library-specific ways
+                raise ModelError("config", f"vLLM could not load {self.spec.model!r}: {exc}") from None
+        return self._llm
+
+    def generate_batch(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
+        """All prompts in ONE `LLM.generate` (or `LLM.chat`) call: vLLM schedules the batch itself.
+
+        Prompts in one batch share the sampling parameters and must agree on stop words."""
+        if not prompts:
+            return []
+        llm = self._engine()
+        vllm = import_vllm()
+        sampling = vllm.SamplingParams(**vllm_sampling_kwargs(params, params.stop_for(prompts[0])))
+        start = time.monotonic()
+        if self.spec.api == "chat":
+            outputs = llm.chat([p.messages for p in prompts], sampling, use_tqdm=False)
+        else:
+            outputs = llm.generate([p.text for p in prompts], sampling, use_tqdm=False)
+        return completions_from_outputs(outputs, time.monotonic() - start)
+
+    async def complete(
+        self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
+    ) -> list[Completion]:
+        return (await asyncio.to_thread(self.generate_batch, [prompt], params))[0]
+
+    def stream(self, prompt: Prompt, params: SamplingParams, *, index: int | None = None) -> TextStream:
+        """The offline engine does not stream: the whole text arrives as one chunk."""
+        return TextStream(lambda stats: self._stream(prompt, params, stats))
+
+    async def _stream(self, prompt: Prompt, params: SamplingParams, stats: StreamStats) -> AsyncIterator[str]:
+        single = SamplingParams(params.temperature, params.top_p, params.max_tokens, 1, params.seed, params.stop)
+        completion = (await self.complete(prompt, single))[0]
+        stats.finish_reason = completion.finish_reason
+        stats.tokens_in, stats.tokens_out = completion.tokens_in, completion.tokens_out
+        yield completion.text
+
+    async def aclose(self) -> None:
+        self._llm = None
