@@ -146,3 +146,26 @@ def test_snapshots(snap_compare, official: Dataset, keys: tuple[str, ...]) -> No
 
 def test_snapshot_80x24(snap_compare, official: Dataset) -> None:
     assert snap_compare(CruxApp(official), terminal_size=(80, 24), press=["slash", *"rfind"])
+
+
+async def test_failed_worker_shows_error_modal_not_traceback(official: Dataset) -> None:
+    from textual.widgets import Static
+
+    from cruxtui.tui.screens.error import ErrorScreen
+
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        def boom() -> None:
+            raise RuntimeError("endpoint http://127.0.0.1:9 refused the connection")
+
+        worker = app.run_worker(boom, name="Model run", thread=True, exit_on_error=False)
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, ErrorScreen):
+                break
+        assert worker.is_finished
+        assert isinstance(app.screen, ErrorScreen)
+        assert "refused the connection" in str(app.screen.query_one("#error-message", Static).render())
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+    assert app.return_code in (0, None)

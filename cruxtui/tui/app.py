@@ -9,6 +9,7 @@ from collections.abc import Callable
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
+from textual.worker import Worker, WorkerState
 
 from cruxtui.core.dataset import Dataset, Sample, Source
 from cruxtui.tui.columns import Column
@@ -66,6 +67,23 @@ class CruxApp(App[int]):
     def _browse_changed(self) -> None:
         for screen in self.screen_stack:
             screen.post_message(BrowseStateChanged())
+
+    # Errors --------------------------------------------------------------------------------
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """One place that turns a failed background task into a clear message, not a traceback.
+
+        Workers are started with `exit_on_error=False`; their error arrives here. Core code raises
+        exceptions whose text is meant for users (DatasetError, ModelError, ...), so the text is
+        shown as is, under the task's name.
+        """
+        if event.state is WorkerState.ERROR and event.worker.error is not None:
+            self.show_error(f"{event.worker.name or 'Background task'} failed", event.worker.error)
+
+    def show_error(self, title: str, error: BaseException | str) -> None:
+        from cruxtui.tui.screens.error import ErrorScreen
+
+        text = error if isinstance(error, str) else (str(error) or type(error).__name__)
+        self.push_screen(ErrorScreen(title, text))
 
     # Navigation ----------------------------------------------------------------------------
     def open_sample(self, sample_id: str) -> None:
