@@ -15,7 +15,7 @@ from cruxtui import __version__
 
 # Subcommand modules under cruxtui.commands; each defines `register(subparsers) -> None`
 # and sets `func=` on its parser. Order here is the order in `--help`.
-COMMANDS = ("samples", "download", "cases")
+COMMANDS = ("samples", "download", "cases", "runs", "compare", "export", "align")
 
 
 class CliError(Exception):
@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_tui_options(parser: argparse.ArgumentParser) -> None:
     """Options of the TUI itself (no subcommand). Later features add theirs here."""
+    parser.add_argument("--store", metavar="PATH",
+                        help="run store (SQLite) for model runs; default: runs.sqlite in the user data folder")
+    parser.add_argument("--endpoint", metavar="NAME_OR_URL",
+                        help="endpoint (config.toml name or base URL) the run panel starts with")
 
 
 def open_tui(args: argparse.Namespace) -> int:

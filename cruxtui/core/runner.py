@@ -22,7 +22,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from cruxtui.core.dataset import Sample
-from cruxtui.core.runs import DONE, INCOMPLETE, INTERRUPTED, Generation, RunStore, pass_rate
+from cruxtui.core.runs import (
+    DONE,
+    INCOMPLETE,
+    INTERRUPTED,
+    Generation,
+    RunConfig,
+    RunInfo,
+    RunStore,
+    pass_rate,
+)
 
 
 class RunAborted(Exception):
@@ -72,10 +81,14 @@ class RunListener:
 
     def on_start(self, run_id: str, todo: Mapping[str, list[int]]) -> None: ...
 
-    def on_begin(self, sample_id: str, index: int) -> None:
-        """A streamed generation starts (chunks for it follow)."""
+    def on_begin(self, sample_id: str, index: int, prefix: str) -> None:
+        """A streamed generation starts with `prefix` (what the prompt wrote for the model; chunks
+        of the model's own text follow)."""
 
     def on_chunk(self, sample_id: str, index: int, text: str) -> None: ...
+
+    def on_restart(self, sample_id: str, index: int, prefix: str, reason: str) -> None:
+        """A stream broke off after some text and starts over: drop the partial text."""
 
     def on_generation(self, gen: Generation) -> None: ...
 
@@ -108,6 +121,29 @@ class RunPlan:
     prompt_for: Callable[[Sample], Any]
     extract: Callable[[str], tuple[str | None, str]]
     """raw text -> (answer or None, reason when None)."""
+
+
+def prepare_run(
+    store: RunStore, backend: Any, *, dataset_digest: str, task: str, mode: str, style: str,
+    params: Any, extraction: str = "strict",
+) -> tuple[RunInfo, RunPlan]:
+    """Open (create or resume) the stored run for this configuration and the plan that runs it
+    with the project's prompts and answer extraction."""
+    from cruxtui.core.answers import extract
+    from cruxtui.core.prompts import TEMPLATE_VERSION, build_prompt
+
+    config = RunConfig.of(backend.spec, params, task=task, mode=mode, style=style,
+                          template_version=TEMPLATE_VERSION, dataset_digest=dataset_digest)
+    info = store.open_run(config)
+
+    def extract_answer(raw: str) -> tuple[str | None, str]:
+        found = extract(raw, task, extraction)
+        return found.answer, found.reason
+
+    plan = RunPlan(backend=backend, run_id=info.id, task=task, mode=mode, params=params,
+                   prompt_for=lambda sample: build_prompt(sample, task, mode, style),
+                   extract=extract_answer)
+    return info, plan
 
 
 def is_fatal(exc: BaseException) -> bool:
@@ -242,32 +278,40 @@ class Runner:
         return replace(params, **changes)
 
     async def _one_streamed(self, sid: str, index: int) -> None:
-        sample = self.samples[sid]
-        prompt = self.plan.prompt_for(sample)
-        self.listener.on_begin(sid, index)
-        start = time.monotonic()
-        parts: list[str] = []
-        async for chunk in self.plan.backend.stream(prompt, self._params(1, index)):
-            parts.append(chunk)
-            self.listener.on_chunk(sid, index, chunk)
-        await self._finish(sid, index, "".join(parts), time.monotonic() - start, None, None, None)
+        from cruxtui.core.models.generate import generate_one
+
+        prompt = self.plan.prompt_for(self.samples[sid])
+        prefix = getattr(prompt, "response_prefix", "")
+        self.listener.on_begin(sid, index, prefix)
+        comp = await generate_one(
+            self.plan.backend, prompt, self._params(1, index),
+            on_chunk=lambda chunk: self.listener.on_chunk(sid, index, chunk),
+            on_restart=lambda reason: self.listener.on_restart(sid, index, prefix, reason),
+            index=index,
+        )
+        await self._finish(sid, index, prompt, comp.text, comp.latency, comp.tokens_in,
+                           comp.tokens_out, comp.finish_reason)
 
     async def _batch(self, sid: str, indices: list[int]) -> None:
         sample = self.samples[sid]
         prompt = self.plan.prompt_for(sample)
         start = time.monotonic()
-        completions = await self.plan.backend.complete(prompt, self._params(len(indices), indices[0]))
+        completions = await self.plan.backend.complete(
+            prompt, self._params(len(indices), indices[0]), index=indices[0])
         latency = time.monotonic() - start
         if len(completions) < len(indices):
             raise RuntimeError(f"asked for {len(indices)} completions, got {len(completions)}")
         for i, comp in zip(indices, completions, strict=False):
             await self._finish(
-                sid, i, comp.text, latency, getattr(comp, "tokens_in", None),
+                sid, i, prompt, comp.text, latency, getattr(comp, "tokens_in", None),
                 getattr(comp, "tokens_out", None), getattr(comp, "finish_reason", None),
             )
 
-    async def _finish(self, sid: str, index: int, raw: str, latency: float,
+    async def _finish(self, sid: str, index: int, prompt: Any, raw: str, latency: float,
                       tokens_in: int | None, tokens_out: int | None, finish: str | None) -> None:
+        # What the prompt already wrote for the model (e.g. "[ANSWER]\n") belongs to its answer:
+        # stored and extracted together, so a stored generation reads as a whole.
+        raw = prompt.response(raw) if hasattr(prompt, "response") else raw
         answer, why = self.plan.extract(raw)
         if answer is None:
             passed, kind, reason, official = False, "unparsable", why, None
