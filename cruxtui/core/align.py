@@ -644,3 +644,19 @@ def align(chain: Chain, trace: Any) -> Alignment:
 def align_text(text: str, trace: Any) -> Alignment:
     """Parse `text` (prose or scratchpad) for the traced code and align it."""
     return align(parse_chain(text, trace.code), trace)
+
+
+def call_to_trace(sample: Any, text: str, task: str) -> tuple[str, str]:
+    """Which call a chain should be held against, and why.
+
+    Output task: the sample's own call. Input task: the model reasons about the input *it* chose,
+    so its answer's call (`f(...)` from the answer) is traced; the sample's call if it gave none.
+    """
+    if task == "input":
+        from cruxtui.core.answers import extract
+
+        got = extract(text, "input")
+        if got.ok and got.answer:
+            return got.answer, "the call from the chain's answer"
+        return sample.call, f"the sample's own call (no usable answer: {got.reason})"
+    return sample.call, "the sample's own call"
