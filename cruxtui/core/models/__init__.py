@@ -1,4 +1,4 @@
-"""Model backends behind one async, streaming interface (see `base.Backend`).
+"""Model backends behind one async, streaming interface (see `base.Backend`); `endpoints.open_backend` builds one from flags, config.toml and the environment.
 
 `make_backend(spec)` builds the backend a `ModelSpec` names; backends import their heavy libraries
 (`openai`, `vllm`) only when built, so importing this package stays cheap.

@@ -33,7 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cruxtui.core.models.base import APIS, BACKENDS, ModelError, ModelSpec
+from cruxtui.core.models.base import (
+    APIS,
+    BACKENDS,
+    Backend,
+    ModelError,
+    ModelSpec,
+    RetryHook,
+    RetryPolicy,
+)
 from cruxtui.core.paths import config_dir
 
 ENDPOINT_KEYS = frozenset({"backend", "base_url", "model", "api", "api_key_env", "api_key", "timeout", "path", "concurrency"})
@@ -151,3 +159,26 @@ def resolve_endpoint(
 
     spec = ModelSpec(chosen_backend, chosen_model, chosen_url, chosen_api, chosen_path if chosen_backend == "replay" else None)
     return Endpoint(spec=spec, api_key=key, timeout=chosen_timeout, concurrency=concurrency, name=name)
+
+
+def open_backend(
+    *,
+    endpoint: str | None = None,
+    base_url: str | None = None,
+    model: str | None = None,
+    api: str | None = None,
+    timeout: float | None = None,
+    api_key: str | None = None,
+    backend: str | None = None,
+    path: str | None = None,
+    retry: RetryPolicy | None = None,
+    on_retry: RetryHook | None = None,
+) -> Backend:
+    """The backend that flags + config + environment describe (`ModelError` if they don't add up)."""
+    from cruxtui.core.models import make_backend
+
+    ep = resolve_endpoint(
+        endpoint, base_url=base_url, model=model, api=api, backend=backend, path=path,
+        api_key=api_key, timeout=timeout,
+    )
+    return make_backend(ep.spec, api_key=ep.api_key, timeout=ep.timeout, retry=retry, on_retry=on_retry)
