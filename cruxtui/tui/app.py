@@ -27,6 +27,7 @@ class CruxApp(App[int]):
     BINDINGS = [
         Binding("f1,question_mark", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
+        Binding("R", "runs", "Runs", id="runs"),
     ]
 
     def __init__(self, dataset: Dataset, options: argparse.Namespace | None = None) -> None:
@@ -95,6 +96,13 @@ class CruxApp(App[int]):
             self.notify(f"No sample {sample_id!r} in this dataset.", severity="error")
             return
         self.push_screen(SampleScreen(sample))
+
+    def action_runs(self) -> None:
+        """The Runs screen: stored model runs, comparisons, run columns for Browse."""
+        from cruxtui.tui.screens.runs import RunsScreen
+
+        if not isinstance(self.screen, RunsScreen):
+            self.push_screen(RunsScreen())
 
     def action_help(self) -> None:
         from cruxtui.tui.screens.help import HelpScreen

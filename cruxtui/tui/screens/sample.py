@@ -29,6 +29,7 @@ class SampleScreen(Screen[None]):
         Binding("escape", "app.pop_screen", "Back", id="sample.back"),
         Binding("left_square_bracket", "step(-1)", "Prev", id="sample.prev"),
         Binding("right_square_bracket", "step(1)", "Next", id="sample.next"),
+        Binding("r", "run_panel", "Run model", id="sample.run"),
     ]
 
     def __init__(self, sample: Sample) -> None:
@@ -83,6 +84,12 @@ class SampleScreen(Screen[None]):
         self.query_one("#sample-input", Static).update(_value(sample.call))
         self.query_one("#sample-output", Static).update(_value(sample.output))
         self.query_one("#sample-meta", Static).update(self._meta())
+
+    def action_run_panel(self) -> None:
+        """Show (or hide) the panel that runs a model on this sample and streams its answers."""
+        from cruxtui.tui.widgets.run_panel import toggle_run_panel
+
+        toggle_run_panel(self)
 
     def action_step(self, delta: int) -> None:
         """Previous / next sample in the Browse screen's current order."""

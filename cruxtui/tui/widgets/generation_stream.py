@@ -60,7 +60,7 @@ class GenerationCard(Static):
         self._render_card()
 
     def _render_card(self) -> None:
-        body = Text(self.text or "…", style="" if self.parts else "dim")
+        body = Text(self.text.rstrip() or "…", style="" if self.parts else "dim")
         if self.verdict is not None:
             body = Text("\n").join([body, self.verdict])
         self.update(body)

@@ -82,9 +82,10 @@ class RunPanel(Vertical):
         with Horizontal(classes="run-row"):
             yield Select(TASKS, value="output", allow_blank=False, id="run-task")
             yield Select(MODES, value="direct", allow_blank=False, id="run-mode")
+        with Horizontal(classes="run-row"):
             yield Label("n", classes="run-label")
             yield Input("1", type="integer", id="run-n")
-            yield Label("t", classes="run-label")
+            yield Label("temperature", classes="run-label")
             yield Input("0.2", type="number", id="run-temperature")
             yield Button("Run", id="run-go", variant="primary")
         yield Static("", id="run-status")

@@ -1,0 +1,56 @@
+"""The `cruxtui run` progress bar: done / total, rate, ETA and pass@1 so far, on stderr."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from cruxtui.core.runner import Progress as RunProgress
+from cruxtui.core.runner import RunListener
+
+
+class ProgressListener(RunListener):
+    """Draws a rich progress bar while a run goes (only when stderr is a terminal)."""
+
+    def __init__(self, title: str) -> None:
+        console = Console(file=sys.stderr)
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]:.1f}/s"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("pass@1 {task.fields[pass1]:.1f}  failed {task.fields[failed]}"),
+            console=console,
+            disable=not console.is_terminal,
+            transient=False,
+        )
+        self._task = self._bar.add_task(title, total=None, rate=0.0, pass1=0.0, failed=0)
+
+    def __enter__(self) -> ProgressListener:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.stop()
+
+    def on_progress(self, progress: RunProgress) -> None:
+        self._bar.update(self._task, total=progress.total, completed=progress.done + progress.failed,
+                         rate=progress.rate, pass1=100 * progress.pass1, failed=progress.failed)
+
+    def on_failure(self, sample_id: str, index: int | None, error: str) -> None:
+        where = sample_id + (f"#{index}" if index is not None else "")
+        self._bar.console.print(f"[yellow]failed[/] {where}: {error}", highlight=False)

@@ -1,0 +1,71 @@
+"""A live run of one sample, as the TUI's run panel starts it: same runner and store as the CLI,
+with every generation streamed. Kept in core so it is tested without a terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cruxtui.core.dataset import Dataset, Sample
+from cruxtui.core.runner import RunListener, Runner, RunSummary, prepare_run
+from cruxtui.core.runs import Generation, RunStore
+
+
+class LiveRunError(Exception):
+    """The run could not start or was refused (message is one line for the user)."""
+
+
+def open_backend(*, endpoint: str | None = None, base_url: str | None = None,
+                 model: str | None = None, api: str | None = None, api_key: str | None = None,
+                 timeout: float | None = None) -> tuple[Any, Any]:
+    """The backend (and resolved `Endpoint`) from a named endpoint in config.toml, flags and the
+    environment; `ModelError` with a user-facing message when they do not add up."""
+    from cruxtui.core.models import make_backend
+    from cruxtui.core.models.endpoints import resolve_endpoint
+
+    resolved = resolve_endpoint(endpoint, base_url=base_url, model=model, api=api,
+                                api_key=api_key, timeout=timeout)
+    backend = make_backend(resolved.spec, api_key=resolved.api_key, timeout=resolved.timeout)
+    return backend, resolved
+
+
+async def live_run(
+    store: RunStore,
+    dataset: Dataset,
+    sample: Sample,
+    settings: dict[str, Any],
+    *,
+    listener: RunListener,
+    show_stored: Callable[[Generation], None] | None = None,
+    backend: Any = None,
+) -> RunSummary:
+    """Run `settings` (endpoint/base_url/model/task/mode/n/temperature) on one sample, streaming.
+
+    Generations this configuration already stored for the sample are passed to `show_stored`
+    first and not requested again."""
+    from cruxtui.core.models.base import ModelError, SamplingParams
+    from cruxtui.core.prompts import DEFAULT_MAX_TOKENS, style_for_api
+
+    try:
+        if backend is None:
+            backend, _ = open_backend(
+                endpoint=settings.get("endpoint"), base_url=settings.get("base_url"),
+                model=settings.get("model"), api=settings.get("api"),
+                timeout=settings.get("timeout"))
+    except ModelError as exc:
+        raise LiveRunError(exc.message) from None
+    try:
+        mode = settings["mode"]
+        params = SamplingParams(temperature=settings["temperature"], n=settings["n"],
+                                max_tokens=settings.get("max_tokens") or DEFAULT_MAX_TOKENS[mode])
+        info, plan = prepare_run(store, backend, dataset_digest=dataset.digest,
+                                 task=settings["task"], mode=mode,
+                                 style=style_for_api(backend.spec.api), params=params)
+        if show_stored is not None:
+            for gen in store.generations(info.id, sample.id):
+                show_stored(gen)
+        runner = Runner(plan, store, {sample.id: sample}, concurrency=min(settings["n"], 4),
+                        stream=True, listener=listener)
+        return await runner.run([sample.id])
+    finally:
+        await backend.aclose()
