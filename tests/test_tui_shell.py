@@ -169,3 +169,24 @@ async def test_failed_worker_shows_error_modal_not_traceback(official: Dataset) 
         await pilot.press("escape")
         assert isinstance(app.screen, BrowseScreen)
     assert app.return_code in (0, None)
+
+
+async def test_mouse_header_click_sorts_and_double_click_opens(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(SampleTable)
+        lines_x = sum(c.width + 1 for c in table.columns[:2]) + 1  # inside the "lines" header
+        await pilot.click(SampleTable, offset=(lines_x, 0))
+        await pilot.pause()
+        lines = [official[i].lines for i in app.screen.visible_ids]
+        assert lines == sorted(lines) and app.screen._sort_key == "lines"
+        # The cursor stayed on the same sample through the sort, so the view scrolled to it.
+        row = int(table.scroll_offset.y) + 2
+        await pilot.click(SampleTable, offset=(2, 3))  # third line on screen: highlight only
+        await pilot.pause()
+        assert table.cursor_row == row and isinstance(app.screen, BrowseScreen)
+        await pilot.double_click(SampleTable, offset=(2, 3))
+        await pilot.pause()
+        assert isinstance(app.screen, SampleScreen)
+        assert app.screen.sample.id == app.screen_stack[-2].visible_ids[row]
