@@ -245,8 +245,10 @@ class Dataset:
 
     @property
     def description(self) -> str:
-        """One line naming the source, for the title bar and CLI headers."""
-        return f"{len(self)} samples from {self.source.value}: {self.location}"
+        """One line naming the source, for the title bar and CLI headers. The file name only:
+        the full path is in `location`, and a title that does not depend on where the checkout
+        lives keeps screenshots and snapshots identical on every machine."""
+        return f"{len(self)} samples from {self.source.value}: {Path(self.location).name}"
 
 
 def cached_official_path() -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
@@ -30,6 +31,8 @@ class SampleScreen(Screen[None]):
         Binding("left_square_bracket", "step(-1)", "Prev", id="sample.prev"),
         Binding("right_square_bracket", "step(1)", "Next", id="sample.next"),
         Binding("r", "run_panel", "Run model", id="sample.run"),
+        Binding("t", "trace", "Trace", id="sample.trace"),
+        Binding("s", "save_case", "Save case", id="sample.save_case"),
     ]
 
     def __init__(self, sample: Sample) -> None:
@@ -68,7 +71,7 @@ class SampleScreen(Screen[None]):
             ("characters", str(s.chars)),
             ("output type", s.output_type),
             ("methods", ", ".join(s.methods) or "none"),
-            ("from", s.origin or self.crux.dataset.location),
+            ("from", Path(s.origin).name if s.origin else self.crux.dataset.location),
         ]
         text = Text()
         for name, value in rows:
@@ -90,6 +93,20 @@ class SampleScreen(Screen[None]):
         from cruxtui.tui.widgets.run_panel import toggle_run_panel
 
         toggle_run_panel(self)
+
+    def action_trace(self) -> None:
+        """Step through this sample's execution on its own input."""
+        from cruxtui.tui.screens.trace import TraceScreen
+
+        self.app.push_screen(TraceScreen(self.sample))
+
+    def action_save_case(self) -> None:
+        """Save this sample's failure as a case: from the run panel's run, else the latest run."""
+        from cruxtui.tui.case_save import save_failure
+        from cruxtui.tui.widgets.run_panel import RunPanel
+
+        panels = self.query(RunPanel)
+        save_failure(self, self.sample, panels.first().run_id if panels else None)
 
     def action_step(self, delta: int) -> None:
         """Previous / next sample in the Browse screen's current order."""
