@@ -110,7 +110,7 @@ def _strict(raw: str, task: str) -> Extraction:
         return Extraction(None, last.reason)
     if region is not None:
         return Extraction(None, f"{_from_region(region, task).reason} ({where})")
-    return Extraction(None, "no [ANSWER] tags, no assertion and no bare answer found")
+    return Extraction(None, f"no [ANSWER] tags and no assertion; {bare.reason}")
 
 
 def _answer_region(text: str) -> tuple[str | None, str]:
@@ -183,16 +183,37 @@ def _split_assert(stmt: ast.Assert, source: str, task: str) -> Extraction:
     if len(test.ops) > 1:
         return Extraction(None, "the assertion chains several comparisons")
     if task == "output":
-        value = ast.get_source_segment(source, test.comparators[0])
+        value = _right_of_eq(source, test)
         if value is None:
             return Extraction(None, "could not locate the asserted value")
-        return Extraction(value.strip(), "assertion")
+        return Extraction(value, "assertion")
     call = ast.get_source_segment(source, test.left)
     if call is None:
         return Extraction(None, "could not locate the call")
     if not _is_call_to_f(test.left):
         return Extraction(None, f"left of == is not a call to f: {call.strip()[:60]}")
     return Extraction(call.strip(), "assertion")
+
+
+def _right_of_eq(source: str, compare: ast.Compare) -> str | None:
+    """The source right of `==`, parentheses included: `ast.get_source_segment` of the comparator
+    would drop them and turn `f(1) == (1 == 1)` into a chained comparison."""
+    lines = source.splitlines(keepends=True)
+    left = compare.left
+    if left.end_lineno is None or left.end_col_offset is None or compare.end_lineno is None:
+        return None
+    start = _offset(lines, left.end_lineno, left.end_col_offset)
+    end = _offset(lines, compare.end_lineno, compare.end_col_offset or 0)
+    rest = source[start:end].lstrip()
+    while rest.startswith(")"):  # the left side itself was parenthesised: `(f(1)) == 2`
+        rest = rest[1:].lstrip()
+    return rest.removeprefix("==").strip() or None
+
+
+def _offset(lines: list[str], lineno: int, col: int) -> int:
+    """Character offset of an ast position (1-based line, UTF-8 byte column)."""
+    before = sum(len(line) for line in lines[: lineno - 1])
+    return before + len(lines[lineno - 1].encode()[:col].decode(errors="ignore"))
 
 
 def _is_call_to_f(node: ast.expr) -> bool:
@@ -208,13 +229,18 @@ def _bare(text: str, task: str) -> Extraction:
     candidate = text.strip().strip("`").strip()
     try:
         node = ast.parse(candidate, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return Extraction(None, "the response is neither an assertion nor a bare answer")
+    except SyntaxError as exc:
+        return Extraction(None, f"the text is not a Python expression ({exc.msg})")
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return Extraction(None, f"the text is not a Python expression ({type(exc).__name__})")
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-        part = node.left if task == "input" else node.comparators[0]
-        if task == "input" and not _is_call_to_f(part):
+        if task == "input" and not _is_call_to_f(node.left):
             return Extraction(None, "left of == is not a call to f")
-        segment = ast.get_source_segment(candidate, part)
+        segment = (
+            ast.get_source_segment(candidate, node.left)
+            if task == "input"
+            else _right_of_eq(candidate, node)
+        )
         return Extraction(segment.strip() if segment else None, "comparison without assert")
     if isinstance(node, ast.Name):
         return Extraction(None, f"the response is a bare name ({node.id}), not an answer")

@@ -288,7 +288,8 @@ Before answering, trace the execution in [SCRATCHPAD] and [/SCRATCHPAD] tags, on
   (several separated by `; `), where N counts the lines of the code shown, the `def` line being 1;
 - for an `if` or `while` line, `line <N>: if <condition> -> True` (or `-> False`; `while` likewise);
 - for a line that changed nothing, `line <N>: (no change)`;
-- last, `return <value>` or `raise <ExceptionType>: <message>`.
+- last, `return <value>` (the `return` line gets no `line` entry of its own) or
+  `raise <ExceptionType>: <message>`.
 Write every value as Python's repr() of it."""
 
 _INSTRUCTIONS: dict[tuple[str, str], str] = {
