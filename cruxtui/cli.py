@@ -15,7 +15,7 @@ from cruxtui import __version__
 
 # Subcommand modules under cruxtui.commands; each defines `register(subparsers) -> None`
 # and sets `func=` on its parser. Order here is the order in `--help`.
-COMMANDS = ("samples", "download", "cases", "runs", "compare", "export", "align", "trace")
+COMMANDS = ("samples", "download", "cases", "run", "runs", "compare", "export", "align", "trace")
 
 
 class CliError(Exception):
@@ -61,6 +61,10 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
                         help="run store (SQLite) for model runs; default: runs.sqlite in the user data folder")
     parser.add_argument("--endpoint", metavar="NAME_OR_URL",
                         help="endpoint (config.toml name or base URL) the run panel starts with")
+    parser.add_argument("--no-step-counts", dest="step_counts", action="store_false",
+                        help="do not count every sample's numsteps in the background at start-up")
+    parser.add_argument("--cases", metavar="DIR",
+                        help="gallery folder for saved failure cases (default: $CRUXTUI_CASES_DIR, else ./cases)")
 
 
 def open_tui(args: argparse.Namespace) -> int:

@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "a key is never stored)")
     where.add_argument("--timeout", type=float, metavar="SECONDS",
                        help="per-request timeout (default 60)")
+    where.add_argument("--retries", type=int, metavar="N",
+                       help="retries per request on 429 / 5xx / timeouts / connection errors, with "
+                       "backoff and the server's Retry-After (default 4)")
     what = p.add_argument_group("what to run")
     what.add_argument("--task", choices=("output", "input"), default="output")
     what.add_argument("--mode", choices=("direct", "cot", "scratchpad"), default="direct")
@@ -69,6 +72,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
         (args.max_tokens is not None and args.max_tokens < 1, "--max-tokens must be at least 1"),
         (args.concurrency is not None and args.concurrency < 1, "--concurrency must be at least 1"),
         (args.timeout is not None and args.timeout <= 0, "--timeout must be positive"),
+        (args.retries is not None and args.retries < 0, "--retries must be 0 or more"),
     ]
     for bad, message in problems:
         if bad:
@@ -87,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         backend, endpoint = open_backend(endpoint=args.endpoint, base_url=args.base_url,
                                          model=args.model, api=args.api, api_key=args.api_key,
-                                         timeout=args.timeout)
+                                         timeout=args.timeout, retries=args.retries)
     except ModelError as exc:
         raise CliError(exc.message) from None
     params = SamplingParams(

@@ -17,15 +17,17 @@ class LiveRunError(Exception):
 
 def open_backend(*, endpoint: str | None = None, base_url: str | None = None,
                  model: str | None = None, api: str | None = None, api_key: str | None = None,
-                 timeout: float | None = None) -> tuple[Any, Any]:
+                 timeout: float | None = None, retries: int | None = None) -> tuple[Any, Any]:
     """The backend (and resolved `Endpoint`) from a named endpoint in config.toml, flags and the
     environment; `ModelError` with a user-facing message when they do not add up."""
-    from cruxtui.core.models import make_backend
+    from cruxtui.core.models import RetryPolicy, make_backend
     from cruxtui.core.models.endpoints import resolve_endpoint
 
     resolved = resolve_endpoint(endpoint, base_url=base_url, model=model, api=api,
                                 api_key=api_key, timeout=timeout)
-    backend = make_backend(resolved.spec, api_key=resolved.api_key, timeout=resolved.timeout)
+    retry = RetryPolicy(attempts=retries + 1) if retries is not None else None
+    backend = make_backend(resolved.spec, api_key=resolved.api_key, timeout=resolved.timeout,
+                           retry=retry)
     return backend, resolved
 
 
@@ -57,6 +59,7 @@ async def live_run(
     try:
         mode = settings["mode"]
         params = SamplingParams(temperature=settings["temperature"], n=settings["n"],
+                                seed=settings.get("seed"),
                                 max_tokens=settings.get("max_tokens") or DEFAULT_MAX_TOKENS[mode])
         info, plan = prepare_run(store, backend, dataset_digest=dataset.digest,
                                  task=settings["task"], mode=mode,

@@ -85,8 +85,10 @@ class RunPanel(Vertical):
         with Horizontal(classes="run-row"):
             yield Label("n", classes="run-label")
             yield Input("1", type="integer", id="run-n")
-            yield Label("temperature", classes="run-label")
+            yield Label("t", classes="run-label")
             yield Input("0.2", type="number", id="run-temperature")
+            yield Label("seed", classes="run-label")
+            yield Input("0", type="integer", id="run-seed", placeholder="none")
             yield Button("Run", id="run-go", variant="primary")
         yield Static("", id="run-status")
         yield GenerationStream(id="run-stream")
@@ -115,11 +117,13 @@ class RunPanel(Vertical):
         model = self.query_one("#run-model", Input).value.strip() or None
         if not endpoint and not model:
             raise ValueError("Give an endpoint name (from config.toml) or a base URL and a model.")
+        seed_text = self.query_one("#run-seed", Input).value.strip()
         try:
             n = int(self.query_one("#run-n", Input).value)
             temperature = float(self.query_one("#run-temperature", Input).value)
+            seed = int(seed_text) if seed_text else None
         except ValueError:
-            raise ValueError("n must be a whole number and t a number.") from None
+            raise ValueError("n and seed must be whole numbers, t a number.") from None
         if not 1 <= n <= 100:
             raise ValueError("n must be between 1 and 100.")
         if not 0 <= temperature <= 2:
@@ -129,6 +133,7 @@ class RunPanel(Vertical):
             "endpoint": None if url else (endpoint or None), "base_url": url, "model": model,
             "task": self.query_one("#run-task", Select).value,
             "mode": self.query_one("#run-mode", Select).value, "n": n, "temperature": temperature,
+            "seed": seed,
         }
 
     @work(exclusive=True, group="live-run")
@@ -155,8 +160,7 @@ class RunPanel(Vertical):
 
     def show_progress(self, p: Progress) -> None:
         shown = p.done + p.stored_before
-        parts = [f"run {self.run_id}" if self.run_id else "run",
-                 f"{p.done}/{p.total} new", f"{p.stored_before} stored before" if p.stored_before else "",
+        parts = [f"{p.done}/{p.total} new", f"{p.stored_before} stored before" if p.stored_before else "",
                  f"{p.failed} failed" if p.failed else "",
                  f"pass@1 {100 * p.pass1:.0f}%" if shown else ""]
         self.query_one("#run-status", Static).update(" · ".join(x for x in parts if x))
