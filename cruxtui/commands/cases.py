@@ -9,12 +9,14 @@ replayed at all (endpoint unreachable, bad case file); 2 for usage errors, as ev
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cruxtui.cli import CliError
+from cruxtui.cli import CliError, add_dataset_option
+from cruxtui.commands.runs import add_store_option
 
 if TYPE_CHECKING:
     from cruxtui.core.cases import CaseError, FailureCase
@@ -24,7 +26,8 @@ EXIT_REPRODUCED, EXIT_CHANGED, EXIT_UNREPLAYABLE = 0, 1, 3
 
 def register(sub: argparse._SubParsersAction) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--cases", metavar="DIR",
+    # SUPPRESS: `cruxtui --cases DIR cases list` (top-level option) must not be reset by a default.
+    common.add_argument("--cases", metavar="DIR", default=argparse.SUPPRESS,
                         help="the gallery folder (default: $CRUXTUI_CASES_DIR, else ./cases)")
     p = sub.add_parser(
         "cases", help="saved failure cases: list, show, replay, export, curate",
@@ -51,13 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("paths", nargs="*", metavar="PATH",
                     help="case files or folders (default: the gallery folder)")
     rp.add_argument("-n", type=int, default=5, help="replays per case (default 5)")
+    rp.add_argument("--endpoint", metavar="NAME",
+                    help="replay on a named endpoint from config.toml instead of the recorded model")
     rp.add_argument("--model", help="replay on this model instead of the recorded one")
-    rp.add_argument("--base-url", help="replay against this OpenAI-compatible endpoint")
-    rp.add_argument("--backend", choices=("openai", "vllm"),
-                    help="backend for --model / --base-url (default: the recorded one, else openai)")
+    rp.add_argument("--base-url", metavar="URL", help="replay against this OpenAI-compatible server")
     rp.add_argument("--api", choices=("chat", "completions"), help="endpoint kind for --base-url")
-    rp.add_argument("--api-key-env", metavar="VAR", default="OPENAI_API_KEY",
-                    help="environment variable holding the key (default OPENAI_API_KEY); never stored")
     rp.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
     rp.add_argument("--min-rate", type=float, default=1.0, metavar="R",
                     help="a case counts as reproduced when at least this fraction of its replays "
@@ -73,9 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     fr.add_argument("--samples", metavar="ID,ID,...", help="only these samples")
     fr.add_argument("--tag", action="append", default=[], help="tag every new case (repeatable)")
     fr.add_argument("--note", default="", help="note for every new case")
-    fr.add_argument("--store", metavar="PATH", help="run store (default: the user data dir)")
-    fr.add_argument("--dataset", metavar="PATH", help="benchmark JSONL the run was made on")
-    fr.add_argument("--offline", action="store_true", help="never try to download the dataset")
+    add_store_option(fr)
+    add_dataset_option(fr)
     fr.set_defaults(func=run_from_run)
 
     ex = acts.add_parser("export", parents=[common], help="write the gallery as HTML or Markdown")
@@ -109,7 +109,7 @@ def _add_filters(p: argparse.ArgumentParser) -> None:
 def _gallery(args: argparse.Namespace) -> tuple[list[FailureCase], list[CaseError]]:
     from cruxtui.core.cases import cases_dir, load_gallery, select_cases
 
-    cases, errors = load_gallery(cases_dir(args.cases))
+    cases, errors = load_gallery(cases_dir(getattr(args, "cases", None)))
     return select_cases(cases, tag=args.tag, model=args.model_filter, task=args.task), errors
 
 
@@ -126,14 +126,14 @@ def _one(args: argparse.Namespace) -> FailureCase:
     try:
         if ref.suffix == ".json" and ref.exists():
             return load_case(ref)
-        cases, errors = load_gallery(cases_dir(args.cases))
+        cases, errors = load_gallery(cases_dir(getattr(args, "cases", None)))
         try:
             return find_case(cases, args.case)
         except KeyError as exc:
             broken = [e for e in errors if Path(e.path).stem.startswith(ref.name.removesuffix(".json"))]
             if broken:
                 raise CliError(str(broken[0])) from None
-            raise CliError(f"{exc.args[0]} in {cases_dir(args.cases)}") from None
+            raise CliError(f"{exc.args[0]} in {cases_dir(getattr(args, 'cases', None))}") from None
     except CaseError as exc:
         raise CliError(str(exc)) from None
 
@@ -226,8 +226,127 @@ def _edit(args: argparse.Namespace, **changes: Any) -> int:
 
 # replay ---------------------------------------------------------------------------------------
 def run_replay(args: argparse.Namespace) -> int:
-    raise CliError("replay is not available yet")
+    if args.n < 1:
+        raise CliError("-n must be at least 1")
+    if not 0 < args.min_rate <= 1:
+        raise CliError("--min-rate must be in (0, 1]")
+    from cruxtui.core.cases import cases_dir, load_paths, select_cases
+
+    paths = args.paths or [cases_dir(getattr(args, "cases", None))]
+    cases, errors = load_paths(paths)
+    cases = select_cases(cases, tag=args.tag, model=args.model_filter, task=args.task)
+    _warn(errors)
+    if not cases and not errors:
+        raise CliError(f"no cases in {', '.join(map(str, paths))}")
+    backend = None
+    if args.endpoint or args.base_url or args.model:
+        from cruxtui.core.models import ModelError
+        from cruxtui.core.models.endpoints import open_backend
+
+        try:
+            backend = open_backend(endpoint=args.endpoint, base_url=args.base_url, model=args.model,
+                                   api=args.api, timeout=args.timeout)
+        except ModelError as exc:
+            raise CliError(exc.message) from None
+    reports = asyncio.run(_replay_all(cases, args, backend))
+    unreplayable = bool(errors) or any(r.status in ("unreachable", "error") for r in reports)
+    changed = any(r.status != "reproduced" for r in reports)
+    status = EXIT_UNREPLAYABLE if unreplayable else EXIT_CHANGED if changed else EXIT_REPRODUCED
+    if args.json:
+        print(json.dumps({
+            "exit_status": status,
+            "reproduced": sum(r.status == "reproduced" for r in reports),
+            "cases": len(reports),
+            "n": args.n,
+            "results": [r.to_json() for r in reports],
+            "errors": [{"path": e.path, "problem": e.problem} for e in errors],
+        }, indent=2, sort_keys=True))
+    else:
+        _print_replays(reports, errors)
+    return status
 
 
+async def _replay_all(cases: list[FailureCase], args: argparse.Namespace, backend: Any) -> list[Any]:
+    from cruxtui.core.replay import replay_case
+
+    gate = asyncio.Semaphore(4)
+
+    async def one(case: FailureCase) -> Any:
+        async with gate:
+            report = await replay_case(case, args.n, backend=backend, timeout=args.timeout,
+                                       min_rate=args.min_rate)
+            print(f"  {case.name}: {report.summary}", file=sys.stderr)
+            return report
+
+    try:
+        return list(await asyncio.gather(*(one(c) for c in cases)))
+    finally:
+        if backend is not None:
+            await backend.aclose()
+
+
+def _print_replays(reports: list[Any], errors: list[CaseError]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    ok = sum(r.status == "reproduced" for r in reports)
+    table = Table(title=f"{ok} of {len(reports)} case(s) reproduced as recorded", title_justify="left")
+    for col in ("case", "model", "status", "result", "what changed"):
+        table.add_column(col, overflow="fold")
+    styles = {"reproduced": "green", "partly": "yellow", "fixed": "red", "unreachable": "red",
+              "error": "red"}
+    for r in reports:
+        table.add_row(r.case, r.model.model, f"[{styles[r.status]}]{r.status}[/]", r.summary,
+                      "; ".join(r.changes) or "; ".join(r.errors))
+    for e in errors:
+        table.add_row(Path(e.path).name, "", "[red]bad file[/]", e.problem, "")
+    Console().print(table)
+
+
+# from-run -------------------------------------------------------------------------------------
 def run_from_run(args: argparse.Namespace) -> int:
-    raise CliError("from-run is not available yet")
+    from cruxtui.commands.common import open_dataset
+    from cruxtui.commands.runs import open_store
+    from cruxtui.core.case_build import cases_from_run
+    from cruxtui.core.cases import CaseError, cases_dir, load_case, merge_tags, save_case
+    from cruxtui.core.runs import RunStoreError
+
+    try:
+        tags = merge_tags([], args.tag)
+    except ValueError as exc:
+        raise CliError(f"--tag: {exc}") from None
+    samples = [x.strip() for x in (args.samples or "").split(",") if x.strip()] or None
+    dataset = open_dataset(args)
+    with open_store(args) as store:
+        try:
+            result = cases_from_run(store, args.run, dataset, failed_only=args.failed,
+                                    samples=samples, tags=tags, note=args.note)
+        except (RunStoreError, ValueError) as exc:
+            raise CliError(str(exc)) from None
+    folder = cases_dir(getattr(args, "cases", None))
+    new = updated = 0
+    for case in result.cases:
+        existing = folder / f"{case.case_id}.json"
+        if existing.exists():
+            # Saved before: keep its curation (tags, note, created), add the new tags.
+            try:
+                old = load_case(existing)
+            except CaseError:
+                old = None
+            if old is not None:
+                case.tags = merge_tags(old.tags, case.tags)
+                case.note = args.note or old.note
+                case.created = old.created
+                updated += 1
+        else:
+            new += 1
+        try:
+            save_case(case, folder)
+        except OSError as exc:
+            raise CliError(f"{folder}: cannot write ({exc.strerror or exc})") from None
+    print(f"saved {len(result.cases)} case(s) in {folder} ({new} new, {updated} updated)")
+    for why in result.skipped[:10]:
+        print(f"  skipped {why}", file=sys.stderr)
+    if len(result.skipped) > 10:
+        print(f"  ... and {len(result.skipped) - 10} more skipped", file=sys.stderr)
+    return 0

@@ -56,6 +56,9 @@ class ModelInfo:
     model: str
     base_url: str | None = None
     api: str = "chat"
+    path: str | None = None
+    """The generations file a "replay" backend read (informative: replay uses the recorded raw
+    responses stored in the case itself, so the case stays replayable on another machine)."""
 
 
 @dataclass
@@ -104,8 +107,8 @@ class FailureCase:
     mode: str
     template_version: str
     prompt: dict[str, Any]
-    """The fully rendered prompt: `{"api": "chat", "messages": [...]}` or
-    `{"api": "completions", "text": "..."}`, plus `stop` when the template defines stop sequences."""
+    """The fully rendered prompt as sent (see `prompt_json`): `style`, chat `messages`, completion
+    `text`, the template's `stop` sequences and the `response_prefix` a completion prompt wrote."""
     model: ModelInfo
     sampling: Sampling
     generations: list[Generation]
@@ -115,6 +118,8 @@ class FailureCase:
     """The transform chain that produced `code`/`input`/`output` from the base sample, in order."""
     trace: TraceSummary | None = None
     first_divergence: dict[str, Any] | None = None
+    extraction: str = "strict"
+    """How answers were extracted from the raw responses (`strict` or the benchmark's `official`)."""
     tags: list[str] = field(default_factory=list)
     note: str = ""
     origin: str = ""
@@ -176,6 +181,17 @@ class FailureCase:
     def from_json(cls, data: Any, path: str | os.PathLike[str] = "<case>") -> FailureCase:
         """Validate and build a case; any problem raises `CaseError` naming `path` and the field."""
         return _Reader(path).case(data)
+
+
+def prompt_json(prompt: Any) -> dict[str, Any]:
+    """A `cruxtui.core.prompts.Prompt` as case data (both renderings, so any endpoint can replay)."""
+    return {
+        "style": prompt.style,
+        "messages": [dict(m) for m in prompt.messages],
+        "text": prompt.text,
+        "stop": list(prompt.stop),
+        "response_prefix": prompt.response_prefix,
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -305,6 +321,7 @@ class _Reader:
                            enumerate(self.get(data, "perturbations", (list,), "", []))],
             trace=None if trace is None else self._trace(trace),
             first_divergence=self.get(data, "first_divergence", (dict, _NONE), "", None),
+            extraction=self.get(data, "extraction", s, "", "strict"),
             tags=tags,
             note=self.get(data, "note", s, "", ""),
             origin=self.get(data, "origin", s, "", ""),
@@ -335,6 +352,7 @@ class _Reader:
             backend=self.get(m, "backend", (str,), w), model=self.get(m, "model", (str,), w),
             base_url=self.get(m, "base_url", (str, _NONE), w, None),
             api=self.get(m, "api", (str,), w, "chat"),
+            path=self.get(m, "path", (str, _NONE), w, None),
         )
 
     def _sampling(self, p: dict[str, Any]) -> Sampling:

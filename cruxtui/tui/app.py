@@ -28,6 +28,7 @@ class CruxApp(App[int]):
         Binding("f1,question_mark", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
         Binding("R", "runs", "Runs", id="runs"),
+        Binding("C", "cases", "Cases", id="cases"),
     ]
 
     def __init__(self, dataset: Dataset, options: argparse.Namespace | None = None) -> None:
@@ -103,6 +104,13 @@ class CruxApp(App[int]):
 
         if not isinstance(self.screen, RunsScreen):
             self.push_screen(RunsScreen())
+
+    def action_cases(self) -> None:
+        """The Cases screen: the saved failures of the gallery folder."""
+        from cruxtui.tui.screens.cases import CasesScreen
+
+        if not isinstance(self.screen, CasesScreen):
+            self.push_screen(CasesScreen())
 
     def action_help(self) -> None:
         from cruxtui.tui.screens.help import HelpScreen

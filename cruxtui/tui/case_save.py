@@ -1,0 +1,70 @@
+"""`s` anywhere a failure is on screen: find it, ask for tags and a note, save it as a case file.
+
+The failure is the sample's generations in the run being watched (the run panel's run), else in
+the newest stored run in which the sample failed. Finding it traces the sample and aligns the
+reasoning, so that happens in a thread while the screen stays live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from cruxtui.core.cases import CaseError, FailureCase, cases_dir, load_case, merge_tags, save_case
+from cruxtui.core.dataset import Sample
+from cruxtui.tui.screens.case_form import CaseFormScreen
+
+
+def case_folder(app: Any) -> Path:
+    """`--cases DIR`, else `$CRUXTUI_CASES_DIR`, else ./cases."""
+    return cases_dir(getattr(app.options, "cases", None))
+
+
+def save_failure(screen: Any, sample: Sample, run_id: str | None = None) -> None:
+    """Start the save flow for `sample` on `screen` (a worker: it waits for the modal)."""
+    screen.run_worker(_save(screen, sample, run_id), name="Save case", group="save-case",
+                      exclusive=True, exit_on_error=False)
+
+
+async def _save(screen: Any, sample: Sample, run_id: str | None) -> Path | None:
+    from cruxtui.core.case_build import latest_failure
+    from cruxtui.tui.run_store import app_store
+
+    app = screen.app
+    try:
+        draft = await asyncio.to_thread(latest_failure, app_store(app), app.dataset, sample.id, run_id)
+    except ValueError as exc:
+        app.notify(str(exc), title="Save case", severity="error")
+        return None
+    if draft is None:
+        app.notify(f"No failure of {sample.id} in the stored runs: run a model on it first (r).",
+                   title="Save case", severity="warning")
+        return None
+    folder = case_folder(app)
+    existing = _existing(folder / f"{draft.case_id}.json")
+    summary = (f"{draft.sample_id} · {draft.task}/{draft.mode} · {draft.model.model}\n"
+               f"failed {draft.failures} of {len(draft.generations)} response(s)"
+               + ("\n(already saved: this updates it)" if existing else ""))
+    answer = await app.push_screen_wait(CaseFormScreen(
+        "Save this failure as a case", summary,
+        tags=existing.tags if existing else [], note=existing.note if existing else ""))
+    if answer is None:
+        return None
+    draft.tags, draft.note = merge_tags([], answer[0]), answer[1]
+    if existing is not None:
+        draft.created = existing.created
+    try:
+        path = await asyncio.to_thread(save_case, draft, folder)
+    except OSError as exc:
+        app.notify(f"{folder}: cannot write ({exc.strerror or exc})", title="Save case", severity="error")
+        return None
+    app.notify(f"Saved {path.name} in {folder}", title="Case saved")
+    return path
+
+
+def _existing(path: Path) -> FailureCase | None:
+    try:
+        return load_case(path) if path.exists() else None
+    except CaseError:
+        return None
