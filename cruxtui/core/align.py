@@ -399,6 +399,11 @@ def _step_scores(step: ReasoningStep, trace: Any, shape: _Shape, pos: _Positions
                 score[k] += _W_PLACE
     if step.at_call and n:
         score[0] += _W_PLACE
+    # A step that names a loop iteration or the loop's end speaks of that place only.
+    if step.iteration is not None and pos.iterations is not None:
+        score = [v if pos.iteration[k] == step.iteration else 0.0 for k, v in enumerate(score)]
+    elif step.after_loop and any(pos.loop_exit):
+        score = [v if pos.loop_exit[k] else 0.0 for k, v in enumerate(score)]
     return score
 
 
@@ -553,7 +558,9 @@ class _Judge:
         runs = [k for k in cand if self.pos.cond[k] is not None and self.pos.cond[k][0] in lines]
         if not runs:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note="the condition does not run here")
-        for k in runs:
+        # The chain tells events in order: a named condition is the first run after the last pinned
+        # step; "the branch is skipped" may mean any condition run there.
+        for k in runs[:1] if claim.condition or claim.line is not None else runs:
             if str(self.pos.cond[k][1]) == claim.value:
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
         k = runs[0]

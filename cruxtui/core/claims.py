@@ -327,7 +327,7 @@ _BIND_VERB = (
     r"(?:(?:is\s+|gets\s+|was\s+)?(?:incremented|decremented|increased|decreased|reduced|extended|"
     r"updated|changed|set|reset|grown|doubled|shortened|trimmed|converted|modified)\s+to"
     r"|(?:goes|go|went)\s+(?:up|down)\s+to|(?:increases|decreases|grows|shrinks|rises|drops)\s+to"
-    r"|now\s+(?:reads|looks\s+like)|is\s+now\s+equal\s+to"
+    r"|now\s+(?:reads|looks\s+like)|(?:is\s+(?:now\s+)?)?equal\s+to"
     r"|becomes|will\s+be|would\s+be|remains|stays|gets(?:\s+set\s+to)?|equals|holds|contains"
     r"|has\s+(?:the\s+)?value|(?:now\s+)?(?:becomes|equals|holds)|turns\s+into|changes\s+to"
     r"|(?:is|gets|was)\s+(?:re)?assigned(?:\s+to)?|ends\s+up\s+(?:as|being)|:=|=(?!=)|->|→|:"
@@ -398,7 +398,7 @@ _RETURN_RE = re.compile(
     r"(?P<subj>\bthe\s+function\s+(?:f\s+)?|\bfunction\s+f\s+|`?\bf\([^\n]*?\)`?\s+|\bf\s+|\bit\s+|"
     r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|^)"
     r"(?:will\s+|would\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*returns?\s+(?:the\s+value\s+)?"
-    r"|\b(?:the\s+)?(?:final\s+)?(?:return\s+value|output|answer|final\s+result)(?:\s+of\s+(?:the\s+)?"
+    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer|result)|\b(?:the\s+)?return\s+value)(?:\s+of\s+(?:the\s+)?"
     r"(?:function|f|call|`?f\([^\n]*?\)`?))?\s+(?:is|will\s+be|would\s+be|should\s+be|=)\s+"
     r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*",
     re.I | re.M,
@@ -422,7 +422,7 @@ def _find_bindings(text: str, names: set[str]) -> list[Claim]:
         return claims
     alt = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
     pat = re.compile(
-        r"(?P<pre>(?:\bthe\s+(?:new\s+|current\s+|final\s+)?value\s+of\s+(?:the\s+variable\s+)?)?)"
+        r"(?P<pre>(?i:\bthe\s+(?:new\s+|current\s+|final\s+)?value\s+of\s+(?:the\s+variable\s+)?)?)"
         r"(?P<q>`?)(?P<name>\b(?:" + alt + r"))(?P=q)(?![\w.\[(`'])"
         r"(?:\s*(?:'s\s+value|,)\s*)?\s*(?P<verb>" + _BIND_VERB + r")",
         re.I if False else 0,
@@ -436,7 +436,7 @@ def _find_bindings(text: str, names: set[str]) -> list[Claim]:
             (r"(?:[\w.'\"`(\[])$" if symbolic else
              r"(?:\b(?:of|in|to|from|than|with|by|into|over|through|on)\s+(?:the\s+)?"
              r"(?:(?:string|list|variable|dict(?:ionary)?|tuple|set|array|value|argument|parameter)\s+)?"
-             r"|[\w.'\"`(\[]|\bis\s+|\bequals\s+)$"),
+             r"|[\w.'\"`(\[]|\bis\s+|\bequals\s+|\b(?:return|returned|output|final|its|their)\s+)$"),
             before,
             re.I,
         ):
@@ -457,8 +457,16 @@ def _find_conditions(text: str) -> list[Claim]:
     for m in _COND_TRUTH_RE.finditer(text):
         cond_start = _condition_start(text, m.start())
         cond = text[cond_start:m.start()].strip().strip("`").strip()
-        cond = re.sub(r"^(?:if|while|since|because|as|and|so|but|here|now|check(?:ing)?(?:\s+whether|\s+if)?|"
-                      r"the\s+condition|whether)\s+", "", cond, flags=re.I).strip().strip("`,").strip()
+        if cond.lower() in ("it", "that", "this", "which", "this condition", "the result"):
+            # "Checking x > 3: it is False", "Is x > 3? That is false": the condition came just before.
+            prev_end = cond_start - 1
+            while prev_end > 0 and text[prev_end - 1] in " :?,":
+                prev_end -= 1
+            cond_start = _condition_start(text, prev_end)
+            cond = text[cond_start:prev_end]
+        cond = re.sub(r"^(?:if|while|since|because|as|and|so|but|here|now|is|check(?:ing)?(?:\s+whether|\s+if)?|"
+                      r"we\s+(?:test|check)|testing|the\s+condition|whether)\s+", "", cond.strip(),
+                      flags=re.I).strip().strip("`,?:").strip()
         if not cond or not _COND_SHAPE.search(cond):
             continue
         truth = _truth(m.group("truth") or m.group("truth2"))
@@ -519,9 +527,11 @@ def _leading_condition(prefix: str) -> str | None:
     return cond if cond and _COND_SHAPE.search(cond) else None
 
 
-def _find_returns(text: str) -> list[Claim]:
+def _find_returns(text: str, names: set[str]) -> list[Claim]:
     claims: list[Claim] = []
     for m in _RETURN_RE.finditer(text):
+        if m.group("noun") and m.group("noun") in names:
+            continue  # "the result is ..." speaks of the variable `result`
         got = claimed_value(text, m.end())
         if got is None:
             continue
@@ -546,22 +556,59 @@ def _find_iteration(text: str) -> int | None:
     return int(m.group("num") or m.group("num2"))
 
 
+def _mask_code(text: str) -> str:
+    """Blank out backticked source code (`count, i = 0, 1`) so its `=` is not read as a claim;
+    a backticked name or literal (`x`, `[1, 2]`) stays."""
+
+    def blank(m: re.Match[str]) -> str:
+        inner = m.group(1)
+        if re.fullmatch(r"\w+", inner) or is_literal(inner):
+            return m.group(0)
+        return " " * len(m.group(0))
+
+    return re.sub(r"`([^`\n]*)`", blank, text)
+
+
+def _split_at_iterations(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A sentence that moves on to another iteration midway ("x is 3, and in the second iteration
+    i = 1") becomes two steps, so each claim is read in its own iteration."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        m = _ITER_RE.search(text, s, e)
+        cut = None
+        if m and m.start() - s > 10:
+            before = re.search(r"(?:[,;]\s*(?:and\s+|then\s+)?(?:in\s+|on\s+|for\s+|during\s+)?(?:the\s+)?)$",
+                               text[s:m.start()], re.I)
+            if before:
+                cut = s + before.start() + 1
+        if cut is None:
+            out.append((s, e))
+        else:
+            out.append((s, cut))
+            k = cut
+            while k < e and text[k] in " \t":
+                k += 1
+            out.append((k, e))
+    return out
+
+
 def parse_prose(text: str, names: Iterable[str]) -> Chain:
     """Free prose -> reasoning steps with the claims read from each; `names` are the code's variables."""
     known = set(names)
     answer = _ANSWER_RE.search(text)
     body_end = answer.start() if answer else len(text)
     steps: list[ReasoningStep] = []
-    for s, e in split_steps(text[:body_end]):
+    for s, e in _split_at_iterations(text, split_steps(text[:body_end])):
         chunk = text[s:e]
         step = ReasoningStep(len(steps), chunk, s, e)
         step.iteration = _find_iteration(chunk)
         step.after_loop = bool(_AFTER_LOOP_RE.search(chunk))
         step.at_call = bool(_AT_CALL_RE.search(chunk))
         conds = _find_conditions(chunk)
-        rets = _find_returns(chunk)
+        masked = _mask_code(chunk)
+        rets = _find_returns(masked, known)
         binds = [
-            b for b in _find_bindings(chunk, known)
+            b for b in _find_bindings(masked, known)
             if not any(b.text in c.text for c in conds)
         ]
         claims = binds + conds + rets
