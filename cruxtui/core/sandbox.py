@@ -293,9 +293,13 @@ class Sandbox:
         return _outcome_from(answer, time.monotonic() - start)
 
     def map(
-        self, items: Iterable[tuple[str, dict[str, Any]]], limits: Limits | None = None
+        self,
+        items: Iterable[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], Limits | None]],
+        limits: Limits | None = None,
     ) -> Iterator[Outcome]:
-        """Run many checks across the workers; outcomes come back in the order of `items`."""
+        """Run many checks across the workers; outcomes come back in the order of `items`.
+
+        An item may carry its own limits as a third element (None: use `limits`)."""
         if self._executor is None:
             with self._lock:
                 if self._executor is None:
@@ -304,8 +308,10 @@ class Sandbox:
         pending: deque[Future[Outcome]] = deque()
         window = self.workers * 4
         try:
-            for job, payload in items:
-                pending.append(executor.submit(self.run, job, payload, limits))
+            for item in items:
+                job, payload = item[0], item[1]
+                own = item[2] if len(item) > 2 else None  # type: ignore[misc]
+                pending.append(executor.submit(self.run, job, payload, own or limits))
                 if len(pending) >= window:
                     yield pending.popleft().result()
             while pending:
@@ -381,7 +387,17 @@ def _write_all(fd: int, data: bytes) -> None:
 # Worker side (runs in the pre-started worker process)
 # --------------------------------------------------------------------------------------------
 
-_PRELOAD = ("math", "re", "string", "collections", "itertools", "functools", "operator", "copy")
+_PRELOAD = (
+    "resource",
+    "math",
+    "re",
+    "string",
+    "collections",
+    "itertools",
+    "functools",
+    "operator",
+    "copy",
+)
 _RESULT_FD = 3
 _SWEEP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 
@@ -424,8 +440,10 @@ def _worker_main(config: dict[str, Any]) -> None:
     for name in _PRELOAD:
         importlib.import_module(name)
     uid: int | None = config.get("uid")
-    base = tempfile.mkdtemp(prefix="cruxtui-sandbox-")
+    shm = "/dev/shm"  # tmpfs: creating and emptying the work dir costs microseconds, not ms
+    base = tempfile.mkdtemp(prefix="cruxtui-sandbox-", dir=shm if os.access(shm, os.W_OK) else None)
     os.chmod(base, 0o711)
+    workdir = os.path.join(base, "work")
     jobs: dict[str, Callable[[Any], Any]] = {}
     gc.collect()
     gc.freeze()
@@ -438,11 +456,15 @@ def _worker_main(config: dict[str, Any]) -> None:
             try:
                 func = jobs.get(job) or _resolve(job, importlib)
             except Exception as exc:  # noqa: BLE001 - reported to the caller as a programming error
-                _send(replies, {"event": "error", "error": f"cannot load sandbox job {job!r}: {exc}"})
+                _send(
+                    replies, {"event": "error", "error": f"cannot load sandbox job {job!r}: {exc}"}
+                )
                 continue
             jobs[job] = func
             limits = Limits(**request["limits"])
-            answer = _run_one(func, request["payload"], limits, base, uid, replies, (requests, replies))
+            answer = _run_one(
+                func, request["payload"], limits, workdir, uid, replies, (requests, replies)
+            )
             _send(replies, answer)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -485,27 +507,23 @@ def _run_one(
     func: Callable[[Any], Any],
     payload: Any,
     limits: Limits,
-    base: str,
+    workdir: str,
     uid: int | None,
     replies: int,
     worker_fds: tuple[int, int],
 ) -> dict[str, Any]:
     """Fork one child for one check, supervise it, clean up everything it left. Returns the answer."""
-    import shutil
-    import tempfile
-
-    workdir = tempfile.mkdtemp(dir=base)
-    if uid is not None:
-        os.chown(workdir, uid, uid)
+    _fresh_workdir(workdir, uid)
     result_r, result_w = os.pipe()
     output_r, output_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, which always leaves through os._exit
-        os.close(result_r)
-        os.close(output_r)
-        for fd in worker_fds:
-            os.close(fd)
-        _child(func, payload, limits, workdir, result_w, output_w, uid)
+        try:
+            for fd in (result_r, output_r, *worker_fds):
+                os.close(fd)
+            _child(func, payload, limits, workdir, result_w, output_w, uid)
+        finally:
+            os._exit(70)
     start = time.monotonic()
     os.close(result_w)
     os.close(output_w)
@@ -516,14 +534,44 @@ def _run_one(
         os.close(result_r)
         os.close(output_r)
         _kill_everything(pid)
-        shutil.rmtree(workdir, ignore_errors=True)
+        _empty_dir(workdir)
         if uid is not None:
             _sweep_files_of(uid)
     answer["elapsed"] = time.monotonic() - start
     return answer
 
 
-def _supervise(pid: int, result_r: int, output_r: int, limits: Limits, start: float) -> dict[str, Any]:
+def _fresh_workdir(workdir: str, uid: int | None) -> None:
+    """The check's private, empty working dir (reused across checks, reset every time)."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(workdir, 0o700)
+    os.chmod(workdir, 0o700)
+    if uid is not None:
+        os.chown(workdir, uid, uid)
+
+
+def _empty_dir(folder: str) -> None:
+    import shutil
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)  # odd permissions: start over next time
+            return
+
+
+def _supervise(
+    pid: int, result_r: int, output_r: int, limits: Limits, start: float
+) -> dict[str, Any]:
     deadline = start + limits.timeout
     chunks: list[bytes] = []
     size = printed = 0
@@ -591,12 +639,17 @@ def _signal_answer(signum: int, limits: Limits) -> dict[str, Any]:
     if signum == signal.SIGXCPU:
         return {"status": "timeout", "error": f"CPU time limit ({_cpu_limit(limits)} s) exceeded"}
     if signum == getattr(signal, "SIGXFSZ", -1):
-        return {"status": "crashed", "error": f"wrote a file larger than {limits.file_bytes:,} bytes"}
+        return {
+            "status": "crashed",
+            "error": f"wrote a file larger than {limits.file_bytes:,} bytes",
+        }
     try:
         name = signal.Signals(signum).name
     except ValueError:
         name = f"signal {signum}"
-    what = {"SIGSEGV": "segmentation fault", "SIGKILL": "killed", "SIGABRT": "aborted"}.get(name, "killed")
+    what = {"SIGSEGV": "segmentation fault", "SIGKILL": "killed", "SIGABRT": "aborted"}.get(
+        name, "killed"
+    )
     return {"status": "crashed", "error": f"{what} ({name})"}
 
 

@@ -71,7 +71,13 @@ def _encode(value: Any, depth: int, budget: list[int]) -> Any:
     if kind in _SEQUENCES:
         return [_SEQUENCES[kind], [_encode(item, depth + 1, budget) for item in value]]
     if kind is dict:
-        return ["d", [[_encode(k, depth + 1, budget), _encode(v, depth + 1, budget)] for k, v in value.items()]]
+        return [
+            "d",
+            [
+                [_encode(k, depth + 1, budget), _encode(v, depth + 1, budget)]
+                for k, v in value.items()
+            ],
+        ]
     raise NotPlainData(f"a value of type {_type_name(value)} is not plain builtin data")
 
 
@@ -182,7 +188,9 @@ def _repr_into(value: Any, parts: list[str], budget: list[int], depth: int) -> N
     if kind is int and value.bit_length() > 4 * budget[0] + 64:
         _emit(parts, budget, f"<int with about {int(value.bit_length() * 0.30103):,} digits>")
     elif kind is str or kind is bytes:
-        _emit(parts, budget, repr(value[: budget[0] + 1]) if len(value) > budget[0] else repr(value))
+        _emit(
+            parts, budget, repr(value[: budget[0] + 1]) if len(value) > budget[0] else repr(value)
+        )
     elif kind in (list, tuple, set, frozenset):
         if kind in (set, frozenset) and not value:
             _emit(parts, budget, f"{kind.__name__}()")

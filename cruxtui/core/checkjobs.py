@@ -1,0 +1,79 @@
+"""Jobs the scorer runs inside sandbox children (`cruxtui.core.sandbox`), one isolated child each.
+
+Kept apart from `scoring.py` so the sandbox worker imports only this small module. Every job
+receives plain data and returns plain data; code is compiled with `dont_inherit=True` so no
+`from __future__` flag of ours changes the benchmark's semantics.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from cruxtui.core import values
+
+CAPTURE = "__cruxtui_capture_arguments__"
+
+
+def _run_code(code: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<code>", "exec", dont_inherit=True), namespace)
+    return namespace
+
+
+def eval_arguments(payload: dict[str, Any]) -> list[Any]:
+    """Evaluate the arguments of the call `payload["call"]` (`f(...)`) with the sample's code loaded.
+
+    Only the outermost `f` is replaced, by a function that hands back its arguments, so nested
+    uses of `f` inside the arguments still mean the benchmark's `f`. Returns `[args, kwargs]`;
+    whatever the arguments' code does can only change these values, because `f` itself runs
+    later in a different, clean child.
+    """
+    namespace = _run_code(payload["code"])
+    tree = ast.parse(payload["call"], mode="eval")
+    if not isinstance(tree.body, ast.Call):
+        raise ValueError("not a call")
+    tree.body.func = ast.copy_location(ast.Name(id=CAPTURE, ctx=ast.Load()), tree.body.func)
+    namespace[CAPTURE] = lambda *args, **kwargs: [list(args), kwargs]
+    return eval(compile(tree, "<call>", "eval", dont_inherit=True), namespace)  # type: ignore[no-any-return]
+
+
+def call_f(payload: dict[str, Any]) -> Any:
+    """Load the sample's code in a fresh namespace and return `f(*args, **kwargs)` (plain data in)."""
+    return _run_code(payload["code"])["f"](*payload["args"], **payload["kwargs"])
+
+
+def call_f_many(payload: dict[str, Any]) -> list[list[Any]]:
+    """Several `call_f` in one child, each on a freshly executed copy of the code.
+
+    Per call: `["ok", value]`, `["exception", "Type: message"]`, `["memory", ...]` or
+    `["bad_result", why]`. The scorer re-runs every call alone if this child as a whole fails
+    (timeout, crash), so batching never changes a verdict; it only saves forks.
+    """
+    results: list[list[Any]] = []
+    for args, kwargs in payload["calls"]:
+        try:
+            value = _run_code(payload["code"])["f"](*args, **kwargs)
+        except MemoryError:
+            results.append(["memory", "out of memory"])
+            continue
+        except Exception as exc:  # noqa: BLE001 - the benchmark counts any exception as a failure
+            results.append(["exception", f"{type(exc).__name__}: {exc}"[:500]])
+            continue
+        if values.is_plain(value):
+            results.append(["ok", value])
+        else:
+            results.append(
+                ["bad_result", f"a value of type {type(value).__name__} is not plain data"]
+            )
+    return results
+
+
+def official_check(payload: dict[str, Any]) -> bool:
+    """The benchmark's own check, as it does it: exec `{code}\\nassert {output} == {prediction}`.
+
+    Only run when the spliced text could mean something other than our parsed comparison, to
+    record what the official scorer would have said. Passing = no exception.
+    """
+    exec(compile(payload["program"], "<program>", "exec", dont_inherit=True), {})
+    return True

@@ -1,0 +1,603 @@
+"""Verdicts with reasons for predictions of both tasks, pass@k and bootstrap intervals.
+
+How a prediction is judged (never by splicing its text into source):
+
+- It is length-capped and parsed on its own with `ast` as one expression.
+- Output task: a literal is compared in this (trusted) process without running anything. Any other
+  expression is evaluated in the sandbox next to the sample's code and must come back as plain
+  builtin data. Using `f` at all is refused (`calls_f`): the task is to predict its value.
+- Input task: the prediction must be a bare call `f(...)`. Literal arguments go straight to a
+  sandbox child that runs `f` (trusted benchmark code) on them. Arguments containing code are first
+  evaluated in one child (hostile code can only change the arguments), then `f` runs on the
+  resulting plain data in a second, clean child, so frame tricks or forged result pipes cannot fake
+  a pass.
+- Comparison happens here, on exact builtin types, with Python's `==` as the benchmark uses it
+  (`True == 1`, dict order ignored).
+
+Each verdict also records `official`: what the benchmark's own check (`assert OUTPUT == PREDICTION`
+spliced as text, run whole, pass = no exception) says. Where the spliced source parses to exactly
+our comparison the two must agree and nothing extra runs; otherwise (`0 or 1`, `1, 2`,
+`x if c else y`, values that are not plain data) the spliced program itself is run in the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from cruxtui.core import values
+from cruxtui.core.dataset import Dataset, Sample
+from cruxtui.core.generations import Generations
+from cruxtui.core.passk import PERCENTILES, bootstrap, mean_pass_at_k, pass_at_k
+from cruxtui.core.sandbox import Limits, Outcome, Sandbox, default_sandbox
+
+__all__ = [
+    "KINDS",
+    "PERCENTILES",
+    "TASKS",
+    "ScoredSet",
+    "Verdict",
+    "check",
+    "check_many",
+    "pass_at_k",
+    "score_generations",
+]
+
+TASKS = ("output", "input")
+KINDS = (
+    "pass",
+    "wrong",
+    "exception",
+    "timeout",
+    "memory",
+    "crashed",
+    "output_limit",
+    "unparsable",
+    "not_a_call",
+    "calls_f",
+    "bad_value",
+)
+MAX_PREDICTION_CHARS = 20_000
+"""Longer predictions are not parsed (`unparsable`); the longest real one in the paper's data is ~2,600."""
+
+MAX_OFFICIAL_CHARS = 1_000_000
+"""Longer predictions are not even run through the official check (counted as its failure)."""
+
+_JOBS = "cruxtui.core.checkjobs"
+EXEC_CALL = "cruxtui.core.sandbox:exec_call"
+EVAL_ARGUMENTS = f"{_JOBS}:eval_arguments"
+CALL_F = f"{_JOBS}:call_f"
+CALL_F_MANY = f"{_JOBS}:call_f_many"
+OFFICIAL_CHECK = f"{_JOBS}:official_check"
+_OFFICIAL_LIMITS = Limits(output_bytes=256 * 1024 * 1024)
+"""The official harness swallows any amount of printing; so does our run of it."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one prediction fared. `passed`/`kind` are ours; `official` is the benchmark's own check."""
+
+    passed: bool
+    kind: str
+    reason: str
+    produced: str | None = None
+    official: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "kind": self.kind,
+            "reason": self.reason,
+            "produced": self.produced,
+            "official": self.official,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        return cls(
+            passed=bool(data["passed"]),
+            kind=str(data["kind"]),
+            reason=str(data["reason"]),
+            produced=data.get("produced"),
+            official=data.get("official"),
+        )
+
+    @property
+    def disagrees(self) -> bool:
+        """True where the benchmark's spliced check would have judged differently."""
+        return self.official is not None and self.official != self.passed
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A request from a check to the sandbox."""
+
+    name: str
+    payload: dict[str, Any]
+    limits: Limits | None = None
+
+    @cached_property
+    def key(self) -> str:
+        """Identical jobs (same function, same plain payload) run once per batch."""
+        return json.dumps([self.name, values.encode(self.payload)], separators=(",", ":"))
+
+
+_Steps = Generator[_Job, Outcome, Verdict]
+
+
+# --------------------------------------------------------------------------------------------
+# One prediction
+# --------------------------------------------------------------------------------------------
+
+
+def check(sample: Sample, task: str, prediction: str, sandbox: Sandbox | None = None) -> Verdict:
+    """Judge one prediction: for task "output" a value expression, for "input" a call `f(...)`."""
+    if task not in TASKS:
+        raise ValueError(f"task must be 'output' or 'input', not {task!r}")
+    steps = _steps(sample, task, prediction)
+    box = sandbox
+    try:
+        job = next(steps)
+        while True:
+            box = box or default_sandbox()
+            job = steps.send(box.run(job.name, job.payload, job.limits))
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+def _steps(sample: Sample, task: str, prediction: str) -> _Steps:
+    verdict = yield from (_output_steps if task == "output" else _input_steps)(sample, prediction)
+    official = yield from _official_steps(sample, task, prediction, verdict)
+    return Verdict(verdict.passed, verdict.kind, verdict.reason, verdict.produced, official)
+
+
+@dataclass(frozen=True)
+class _Strict:
+    """Our verdict plus what the official verdict can be derived from without running it."""
+
+    passed: bool
+    kind: str
+    reason: str
+    produced: str | None = None
+    literal: bool = False
+    """The prediction was judged from literals only (no code of the prediction ran)."""
+    settled: bool = False
+    """The evaluation ended in a plain value or an ordinary exception/timeout: the official check,
+    if its spliced source parses to the same comparison, must reach the same result."""
+
+
+def _expected(sample: Sample) -> _Steps:
+    """The expected output as plain data (a literal in the benchmark; evaluated if it is not)."""
+    cached = _EXPECTED.get((sample.code, sample.output))
+    if cached is not None:
+        return cached[0]  # type: ignore[no-any-return]
+    try:
+        value = ast.literal_eval(sample.output)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        outcome = yield _Job(EXEC_CALL, {"code": sample.code, "call": sample.output})
+        if not outcome.ok:
+            raise ValueError(
+                f"{sample.id}: the expected output cannot be evaluated: {outcome.error}"
+            ) from None
+        value = outcome.value
+    _EXPECTED[(sample.code, sample.output)] = (value,)
+    return value
+
+
+_EXPECTED: dict[tuple[str, str], tuple[Any]] = {}
+
+
+def _parse(prediction: str) -> ast.Expression | str:
+    """The prediction as one expression, or why it is not one."""
+    if len(prediction) > MAX_PREDICTION_CHARS:
+        return f"longer than {MAX_PREDICTION_CHARS:,} characters ({len(prediction):,})"
+    try:
+        return ast.parse(prediction.strip(), mode="eval")
+    except SyntaxError as exc:
+        return f"SyntaxError: {exc.msg}"
+    except (ValueError, MemoryError, RecursionError) as exc:
+        return f"{type(exc).__name__}: {exc}"[:200]
+
+
+def _literal(node: ast.AST) -> tuple[Any] | None:
+    try:
+        return (ast.literal_eval(node),)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _compare(expected: Any, produced: Any, literal: bool, call: str | None = None) -> _Strict:
+    shown = values.bounded_repr(produced)
+    try:
+        equal = bool(expected == produced)
+    except (RecursionError, MemoryError) as exc:
+        return _Strict(False, "bad_value", f"cannot compare: {type(exc).__name__}", shown, literal)
+    if equal:
+        reason = f"{call} returns the expected output" if call else "matches the expected output"
+        return _Strict(True, "pass", reason, shown, literal, settled=True)
+    got = f"{call} returned {shown}" if call else f"got {shown}"
+    return _Strict(
+        False,
+        "wrong",
+        f"{got}, expected {values.bounded_repr(expected)}",
+        shown,
+        literal,
+        settled=True,
+    )
+
+
+def _failure(outcome: Outcome, context: str) -> _Strict:
+    """A sandbox outcome that is not a value, as a verdict. `context` says what was running."""
+    kind = {"bad_result": "bad_value"}.get(outcome.status, outcome.status)
+    settled = outcome.status in ("exception", "timeout")
+    if outcome.status == "exception":
+        reason = f"{context} raised {outcome.error}"
+    elif outcome.status == "bad_result":
+        reason = f"{context} gave something that is not plain data: {outcome.error}"
+    else:
+        reason = f"{context}: {outcome.error}"
+    return _Strict(False, kind, reason, settled=settled)
+
+
+def _uses_f(tree: ast.AST) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == "f" for node in ast.walk(tree))
+
+
+def _output_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _Strict]:
+    tree = _parse(prediction)
+    if isinstance(tree, str):
+        return _Strict(False, "unparsable", tree)
+    if _uses_f(tree):
+        return _Strict(False, "calls_f", "uses f instead of stating the value f returns")
+    expected = yield from _expected(sample)
+    literal = _literal(tree)
+    if literal is not None:
+        return _compare(expected, literal[0], literal=True)
+    outcome = yield _Job(EXEC_CALL, {"code": sample.code, "call": prediction.strip()})
+    if not outcome.ok:
+        return _failure(outcome, "the prediction")
+    return _compare(expected, outcome.value, literal=False)
+
+
+def _input_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _Strict]:
+    tree = _parse(prediction)
+    if isinstance(tree, str):
+        return _Strict(False, "unparsable", tree)
+    call = tree.body
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "f"):
+        return _Strict(False, "not_a_call", "not a bare call f(...)")
+    expected = yield from _expected(sample)
+    arguments = _literal_arguments(call)
+    literal = arguments is not None
+    if arguments is None:
+        outcome = yield _Job(EVAL_ARGUMENTS, {"code": sample.code, "call": prediction.strip()})
+        if not outcome.ok:
+            return _failure(outcome, "evaluating the arguments")
+        arguments = _checked_arguments(outcome.value)
+        if arguments is None:
+            return _Strict(False, "bad_value", "the arguments did not evaluate to plain data")
+    args, kwargs = arguments
+    outcome = yield _Job(CALL_F, {"code": sample.code, "args": args, "kwargs": kwargs})
+    shown_call = _shown_call(args, kwargs)
+    if not outcome.ok:
+        verdict = _failure(outcome, shown_call)
+        return _Strict(
+            False, verdict.kind, verdict.reason, literal=literal, settled=verdict.settled
+        )
+    return _compare(expected, outcome.value, literal, call=shown_call)
+
+
+def _literal_arguments(call: ast.Call) -> tuple[list[Any], dict[str, Any]] | None:
+    args: list[Any] = []
+    for node in call.args:
+        value = None if isinstance(node, ast.Starred) else _literal(node)
+        if value is None:
+            return None
+        args.append(value[0])
+    kwargs: dict[str, Any] = {}
+    for keyword in call.keywords:
+        value = None if keyword.arg is None else _literal(keyword.value)
+        if value is None:
+            return None
+        kwargs[keyword.arg] = value[0]  # type: ignore[index]
+    return args, kwargs
+
+
+def _checked_arguments(value: Any) -> tuple[list[Any], dict[str, Any]] | None:
+    """The `[args, kwargs]` sent back by `eval_arguments`, if it has exactly that shape."""
+    if type(value) is not list or len(value) != 2:
+        return None
+    args, kwargs = value
+    if (
+        type(args) is not list
+        or type(kwargs) is not dict
+        or any(type(k) is not str for k in kwargs)
+    ):
+        return None
+    return args, kwargs
+
+
+def _shown_call(args: list[Any], kwargs: dict[str, Any], limit: int = 120) -> str:
+    parts = [values.bounded_repr(a, limit) for a in args]
+    parts += [f"{k}={values.bounded_repr(v, limit)}" for k, v in kwargs.items()]
+    text = ", ".join(parts)
+    return f"f({text if len(text) <= limit else text[:limit] + '...'})"
+
+
+# --------------------------------------------------------------------------------------------
+# What the benchmark's own scorer would say
+# --------------------------------------------------------------------------------------------
+
+
+def official_prefilter(sample: Sample, task: str, prediction: str) -> bool:
+    """The benchmark's text pre-filters: True if it fails the prediction without running it."""
+    if task == "input":
+        return "f(" not in prediction
+    return f"f({sample.input})" in prediction
+
+
+def _official_steps(
+    sample: Sample, task: str, prediction: str, strict: _Strict
+) -> Generator[_Job, Outcome, bool]:
+    if official_prefilter(sample, task, prediction) or len(prediction) > MAX_OFFICIAL_CHARS:
+        return False
+    splice = f"assert {sample.output} == {prediction}"
+    try:
+        spliced = ast.parse(splice)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False  # the whole program fails to compile: an exception, so a failure
+    # Same comparison, and the same evaluation: literals only, or (output task) the same expression
+    # evaluated next to the same code. Input-task argument code ran apart from f, so not that.
+    evaluated_alike = strict.literal or task == "output"
+    if strict.settled and evaluated_alike and _same_comparison(spliced, sample.output, prediction):
+        return strict.passed
+    outcome = yield _Job(OFFICIAL_CHECK, {"program": f"{sample.code}\n{splice}"}, _OFFICIAL_LIMITS)
+    return outcome.ok and outcome.value is True
+
+
+def _same_comparison(spliced: ast.Module, output: str, prediction: str) -> bool:
+    """True if `assert OUTPUT == PREDICTION` parses to exactly `OUTPUT == (PREDICTION parsed alone)`."""
+    if len(spliced.body) != 1 or not isinstance(spliced.body[0], ast.Assert):
+        return False
+    statement = spliced.body[0]
+    test = statement.test
+    if statement.msg is not None or not isinstance(test, ast.Compare):
+        return False
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    try:
+        alone = ast.parse(prediction.strip(), mode="eval").body
+        expected = ast.parse(output.strip(), mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return ast.dump(test.left) == ast.dump(expected) and ast.dump(test.comparators[0]) == ast.dump(
+        alone
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Many predictions
+# --------------------------------------------------------------------------------------------
+
+
+def check_many(
+    pairs: Iterable[tuple[Sample, str]],
+    task: str,
+    sandbox: Sandbox | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Verdict]:
+    """Verdicts for many (sample, prediction) pairs, in order.
+
+    Identical pairs are judged once; identical sandbox jobs run once; calls of the same sample's
+    `f` on different literal arguments share one child (each on a fresh copy of the code, re-run
+    alone if that child fails as a whole). Literal output predictions never leave this process.
+    """
+    if task not in TASKS:
+        raise ValueError(f"task must be 'output' or 'input', not {task!r}")
+    pairs = list(pairs)
+    index: dict[tuple[str, str, str], int] = {}
+    unique: list[tuple[Sample, str]] = []
+    for sample, prediction in pairs:
+        key = (sample.id, sample.code, prediction)
+        if key not in index:
+            index[key] = len(unique)
+            unique.append((sample, prediction))
+    results: list[Verdict | None] = [None] * len(unique)
+    done = [0]
+    total = len(unique)
+
+    def finish(slot: int, verdict: Verdict) -> None:
+        results[slot] = verdict
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
+    waiting: list[tuple[int, _Steps, _Job]] = []
+    for slot, (sample, prediction) in enumerate(unique):
+        steps = _steps(sample, task, prediction)
+        try:
+            waiting.append((slot, steps, next(steps)))
+        except StopIteration as stop:
+            finish(slot, stop.value)
+    box = sandbox
+    while waiting:
+        box = box or default_sandbox()
+        outcomes = _run_jobs(box, [job for _, _, job in waiting])
+        next_round: list[tuple[int, _Steps, _Job]] = []
+        for slot, steps, job in waiting:
+            try:
+                next_round.append((slot, steps, steps.send(outcomes[job.key])))
+            except StopIteration as stop:
+                finish(slot, stop.value)
+        waiting = next_round
+    return [results[index[(s.id, s.code, p)]] for s, p in pairs]  # type: ignore[misc]
+
+
+def _run_jobs(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
+    """Run each distinct job once; `call_f` jobs of one sample's code go to a shared child."""
+    distinct: dict[str, _Job] = {}
+    for job in jobs:
+        distinct.setdefault(job.key, job)
+    singles: list[_Job] = []
+    calls_by_code: dict[str, list[_Job]] = {}
+    for job in distinct.values():
+        if job.name == CALL_F:
+            calls_by_code.setdefault(job.payload["code"], []).append(job)
+        else:
+            singles.append(job)
+    batches: list[tuple[_Job, list[_Job]]] = []
+    for code, group in calls_by_code.items():
+        if len(group) == 1:
+            singles.extend(group)
+            continue
+        calls = [[j.payload["args"], j.payload["kwargs"]] for j in group]
+        batches.append((_Job(CALL_F_MANY, {"code": code, "calls": calls}), group))
+    outcomes = _map(box, [job for job, _ in batches] + singles)
+    retry: list[_Job] = []
+    for batch, group in batches:
+        result = outcomes.pop(batch.key)
+        parts = result.value if result.ok and type(result.value) is list else None
+        if parts is None or len(parts) != len(group):
+            retry.extend(group)
+            continue
+        for job, part in zip(group, parts, strict=True):
+            status, value = (
+                (part + [None, None])[:2] if type(part) is list else ("bad_result", None)
+            )
+            if status == "ok":
+                outcomes[job.key] = Outcome("ok", value, "", result.elapsed / len(group))
+            elif status == "exception":
+                outcomes[job.key] = Outcome(status, None, str(value), result.elapsed / len(group))
+            else:
+                retry.append(job)  # memory, odd values: judge it alone, exactly as a single call
+    outcomes.update(_map(box, retry))
+    return outcomes
+
+
+def _map(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
+    items = ((job.name, job.payload, job.limits) for job in jobs)
+    return {job.key: outcome for job, outcome in zip(jobs, box.map(items), strict=True)}
+
+
+# --------------------------------------------------------------------------------------------
+# A scored generations file
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScoredSet:
+    """Verdicts for a whole generations file: per sample, one verdict per prediction, in order."""
+
+    task: str
+    generations: Generations
+    verdicts: dict[str, list[Verdict]]
+
+    def counts(self, official: bool = False) -> list[tuple[int, int]]:
+        """(n, c) per sample: generations and how many passed (ours, or the official check's)."""
+        return [
+            (len(vs), sum(bool(v.official) if official else v.passed for v in vs))
+            for vs in self.verdicts.values()
+        ]
+
+    def pass_at(self, k: int, official: bool = False) -> float | None:
+        """Mean pass@k x100; None if some sample has fewer than k generations."""
+        counts = self.counts(official)
+        if not counts or min(n for n, _ in counts) < k:
+            return None
+        return mean_pass_at_k(counts, k)
+
+    def intervals(self, k: int, official: bool = False) -> dict[str, float] | None:
+        """Bootstrap percentiles (2.5 / 25 / 50 / 75 / 97.5) of pass@k x100 over samples."""
+        counts = self.counts(official)
+        if not counts or min(n for n, _ in counts) < k:
+            return None
+        return bootstrap(counts, k)
+
+    def pass_rate(self, sample_id: str) -> float | None:
+        """Fraction of this sample's predictions that pass (ours); None if it has none."""
+        verdicts = self.verdicts.get(sample_id)
+        if not verdicts:
+            return None
+        return sum(v.passed for v in verdicts) / len(verdicts)
+
+    def kinds(self) -> Counter[str]:
+        """How many predictions ended in each verdict kind."""
+        return Counter(v.kind for vs in self.verdicts.values() for v in vs)
+
+    def disagreements(self) -> list[tuple[str, int, Verdict]]:
+        """(sample id, index, verdict) wherever the official spliced check judges differently."""
+        return [
+            (sample_id, index, verdict)
+            for sample_id, vs in self.verdicts.items()
+            for index, verdict in enumerate(vs)
+            if verdict.disagrees
+        ]
+
+    @property
+    def size(self) -> int:
+        return sum(len(vs) for vs in self.verdicts.values())
+
+    def summary(self) -> dict[str, Any]:
+        """The machine-readable summary (`cruxtui score --json`)."""
+        scores: dict[str, Any] = {}
+        for name, official in (("strict", False), ("official", True)):
+            scores[name] = {f"pass_at_{k}": self.pass_at(k, official) for k in (1, 5)} | {
+                f"pass_at_{k}_intervals": self.intervals(k, official) for k in (1, 5)
+            }
+        kinds = self.kinds()
+        return {
+            "task": self.task,
+            "samples": len(self.verdicts),
+            "predictions": self.size,
+            "scores": scores,
+            "kinds": {kind: kinds[kind] for kind in KINDS if kinds[kind]},
+            "disagreements": [
+                {
+                    "sample": sample_id,
+                    "index": index,
+                    "official": v.official,
+                    "strict": v.passed,
+                    "kind": v.kind,
+                    "reason": v.reason,
+                }
+                for sample_id, index, v in self.disagreements()
+            ],
+        }
+
+    def to_document(self) -> dict[str, Any]:
+        """The scored file: the benchmark's keys (official-compatible), ours under "cruxtui"."""
+        official = {sid: [bool(v.official) for v in vs] for sid, vs in self.verdicts.items()}
+        return {
+            "raw_generations": self.generations,
+            "raw_scored_generations": official,
+            "pass_at_1": self.pass_at(1, official=True),
+            "pass_at_5": self.pass_at(5, official=True),
+            "cruxtui": {
+                "task": self.task,
+                "summary": self.summary(),
+                "verdicts": {sid: [v.to_json() for v in vs] for sid, vs in self.verdicts.items()},
+            },
+        }
+
+
+def score_generations(
+    dataset: Dataset,
+    generations: Generations,
+    task: str,
+    sandbox: Sandbox | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScoredSet:
+    """Judge every prediction of a generations file (ids must exist in `dataset`)."""
+    pairs = [(dataset[sid], p) for sid, predictions in generations.items() for p in predictions]
+    flat = check_many(pairs, task, sandbox=sandbox, progress=progress)
+    verdicts: dict[str, list[Verdict]] = {}
+    position = 0
+    for sample_id, predictions in generations.items():
+        verdicts[sample_id] = flat[position : position + len(predictions)]
+        position += len(predictions)
+    return ScoredSet(task, generations, verdicts)
