@@ -14,6 +14,8 @@ from textual.worker import Worker, WorkerState
 from cruxtui.core.dataset import Dataset, Sample, Source
 from cruxtui.tui.columns import Column
 from cruxtui.tui.commands import SampleCommands
+from cruxtui.tui.step_counts import StepCommands
+from cruxtui.tui.step_counts import install as install_step_counts
 
 
 class BrowseStateChanged(Message):
@@ -23,7 +25,7 @@ class BrowseStateChanged(Message):
 class CruxApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "cruxtui"
-    COMMANDS = App.COMMANDS | {SampleCommands}
+    COMMANDS = App.COMMANDS | {StepCommands, SampleCommands}
     BINDINGS = [
         Binding("f1,question_mark", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
@@ -44,6 +46,7 @@ class CruxApp(App[int]):
         from cruxtui.tui.screens.browse import BrowseScreen
 
         self.push_screen(BrowseScreen())
+        install_step_counts(self)
         if self.dataset.source is Source.STARTER:
             self.notify(self.dataset.notice, title="Starter set", severity="warning", timeout=15)
         elif self.dataset.notice:
