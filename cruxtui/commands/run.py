@@ -103,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         summary = asyncio.run(_run(args, store, backend, dataset, ids, params, style, concurrency))
         counts = store.counts(summary.run_id)
+        if summary.aborted and not counts:
+            # Nothing was ever stored (a wrong key, an unknown model...): keep no empty run around.
+            store.delete(summary.run_id)
+            raise CliError(summary.aborted)
     counts = {sid: nc for sid, nc in counts.items() if sid in set(ids)}
     report = _report(summary, counts, args.n)
     if args.json:
@@ -131,13 +135,13 @@ async def _run(args: argparse.Namespace, store: Any, backend: Any, dataset: Any,
 
 
 def _report(summary: Any, counts: dict[str, tuple[int, int]], n: int) -> dict[str, Any]:
-    from cruxtui.core.scoring import pass_at_k
+    from cruxtui.core.passk import mean_pass_at_k
 
     pass_at: dict[str, float] = {}
     for k in sorted({1, 5, 10, n}):
         scored = [(m, c) for m, c in counts.values() if m >= k]
         if k <= n and scored:
-            pass_at[f"pass@{k}"] = 100 * sum(pass_at_k(m, c, k) for m, c in scored) / len(scored)
+            pass_at[f"pass@{k}"] = mean_pass_at_k(scored, k)
     return {
         "run_id": summary.run_id,
         "status": summary.status,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 from rich.console import Console
+from rich.logging import RichHandler
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -14,6 +16,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from cruxtui.core.runner import Progress as RunProgress
 from cruxtui.core.runner import RunListener
@@ -41,16 +44,28 @@ class ProgressListener(RunListener):
         self._task = self._bar.add_task(title, total=None, rate=0.0, pass1=0.0, failed=0)
 
     def __enter__(self) -> ProgressListener:
+        # The backends log each retry; shown above the bar on a terminal, kept out of pipes and
+        # scripts, where the summary (and one error line) say what happened.
+        self._log = logging.getLogger("cruxtui.models")
+        self._handler: logging.Handler = (
+            RichHandler(console=self._bar.console, show_time=False, show_path=False)
+            if self._bar.console.is_terminal else logging.NullHandler()
+        )
+        self._log.addHandler(self._handler)
+        self._log.propagate = False
         self._bar.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._bar.stop()
+        self._log.removeHandler(self._handler)
+        self._log.propagate = True
 
     def on_progress(self, progress: RunProgress) -> None:
         self._bar.update(self._task, total=progress.total, completed=progress.done + progress.failed,
                          rate=progress.rate, pass1=100 * progress.pass1, failed=progress.failed)
 
     def on_failure(self, sample_id: str, index: int | None, error: str) -> None:
-        where = sample_id + (f"#{index}" if index is not None else "")
-        self._bar.console.print(f"[yellow]failed[/] {where}: {error}", highlight=False)
+        if self._bar.console.is_terminal:
+            where = sample_id + (f"#{index}" if index is not None else "")
+            self._bar.console.print(Text.assemble(("failed ", "yellow"), f"{where}: {error}"))

@@ -69,6 +69,9 @@ async def live_run(
                 show_stored(gen)
         runner = Runner(plan, store, {sample.id: sample}, concurrency=min(settings["n"], 4),
                         stream=True, listener=listener)
-        return await runner.run([sample.id])
+        summary = await runner.run([sample.id])
+        if summary.aborted and not store.counts(info.id):
+            store.delete(info.id)  # a wrong key or model stored nothing: leave no empty run
+        return summary
     finally:
         await backend.aclose()

@@ -247,6 +247,9 @@ class Runner:
                 raise
             except Exception as exc:  # noqa: BLE001 - any backend failure becomes a recorded failure
                 error = describe(exc)
+                if self._abort:
+                    # In flight when the run was stopped: the stop's reason already says why.
+                    raise _Abort() from None
                 if is_fatal(exc):
                     self._abort = error
                     self._fail(sid, None, error)
