@@ -338,3 +338,178 @@ def test_cli_list_show_tag_note_export(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["cases", "export", "--markdown", str(out_md), "--cases", str(folder)]) == 0
     assert out_md.read_text().count("### ") == 2
     assert main(["cases", "export", "--markdown", str(out_md), "--tag", "nope"]) == 2
+
+
+# TUI ---------------------------------------------------------------------------------------------
+TUI_SIZE = (100, 32)
+COT_WRONG = (
+    "[THOUGHT]\nf starts with output = []. In the first iteration n = 1 and nums.count(1) is 3, "
+    "so output becomes [(3, 1)]. After the loop output is sorted in reverse, and f returns "
+    "[(3, 1), (2, 3), (1, 1)].\n[/THOUGHT]\n[ANSWER]\nassert f([1, 1, 3, 1, 3, 1]) == "
+    "[(3, 1), (2, 3), (1, 1)]\n[/ANSWER]"
+)
+
+
+def _fixed(case: FailureCase) -> FailureCase:
+    """Pin what varies between machines and runs, for snapshots."""
+    case.created = "2026-01-01T00:00:00+00:00"
+    case.python_version = "3.11.0"
+    return case
+
+
+@pytest.fixture
+def gallery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Three cases and one broken file in ./gallery (relative, so screens show the same path)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CRUXTUI_CASES_DIR", "gallery")
+    folder = tmp_path / "gallery"
+    save_case(_fixed(make_case("sample_0", ["counting", "sort"])), folder)
+    save_case(_fixed(make_case("sample_12", ["prefix"], model="m2")), folder)
+    inp = _fixed(make_case("sample_3", ["prefix", "input-task"], model="m2"))
+    inp.task = "input"
+    save_case(inp, folder)
+    _write(folder, "zz-broken.json", "{")
+    return folder
+
+
+def _store_failing_run(dataset: object, sample_id: str, raws: list[tuple[str, str | None, bool]]) -> str:
+    """A stored cot run with the given (raw, answer, passed) generations for one sample."""
+    from cruxtui.core.prompts import TEMPLATE_VERSION
+    from cruxtui.core.runs import Generation as RunGeneration
+    from cruxtui.core.runs import RunConfig, RunStore
+
+    with RunStore() as store:
+        info = store.open_run(RunConfig(
+            spec={"backend": "openai", "model": "fake-model", "base_url": "http://127.0.0.1:9/v1",
+                  "api": "chat"},
+            task="output", mode="cot", style="chat",
+            params={"temperature": 0.2, "top_p": 0.95, "max_tokens": 1024, "n": len(raws), "seed": 5,
+                    "stop": None},
+            template_version=TEMPLATE_VERSION, dataset_digest=dataset.digest))  # type: ignore[attr-defined]
+        for i, (raw, answer, passed) in enumerate(raws):
+            store.add_generation(info.id, RunGeneration(
+                sample_id=sample_id, index=i, raw=raw, answer=answer, passed=passed,
+                kind="pass" if passed else "wrong",
+                reason="" if passed else "got [(3, 1), (2, 3), (1, 1)], expected [(4, 1), ...]"))
+        store.finish(info.id, "done")
+        return info.id
+
+
+async def test_cases_screen_lists_filters_shows_edits_exports(gallery: Path, official: object) -> None:
+    from textual.widgets import DataTable, Input, Select, Static
+
+    from cruxtui.tui.app import CruxApp
+    from cruxtui.tui.screens.case_export import ExportScreen
+    from cruxtui.tui.screens.case_form import CaseFormScreen
+    from cruxtui.tui.screens.cases import CasesScreen
+
+    app = CruxApp(official)  # type: ignore[arg-type]
+    async with app.run_test(size=TUI_SIZE) as pilot:
+        await pilot.press("C")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CasesScreen)
+        table = screen.query_one("#cases-table", DataTable)
+        assert table.row_count == 3
+        status = str(screen.query_one("#cases-status", Static).render())
+        assert "3 of 3 case(s) in gallery" in status and "zz-broken.json: not valid JSON" in status
+        # Filter by tag, then by task.
+        screen.query_one("#cases-tag", Select).value = "prefix"
+        await pilot.pause()
+        assert [c.sample_id for c in screen.shown] == ["sample_12", "sample_3"]
+        screen.query_one("#cases-task", Select).value = "input"
+        await pilot.pause()
+        assert [c.sample_id for c in screen.shown] == ["sample_3"] and table.row_count == 1
+        screen.query_one("#cases-task", Select).clear()
+        screen.query_one("#cases-tag", Select).clear()
+        screen.query_one("#cases-model", Select).value = "m2"
+        await pilot.pause()
+        assert {c.sample_id for c in screen.shown} == {"sample_12", "sample_3"}
+        screen.query_one("#cases-model", Select).clear()
+        await pilot.pause()
+        # The selected case is shown; moving the cursor shows another.
+        table.focus()
+        first = screen.current
+        assert first is not None and screen.showing is first
+        await pilot.press("down")
+        await pilot.pause()
+        assert screen.current is not first and screen.showing is screen.current
+        # Edit tags and note through the modal: the file changes, its name does not.
+        target = screen.current
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, CaseFormScreen)
+        app.screen.query_one("#case-tags", Input).value = "paper, prefix"
+        app.screen.query_one("#case-note", Input).value = "Shown in the talk."
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        edited = load_case(target.path)
+        assert edited.tags == ["paper", "prefix"] and edited.note == "Shown in the talk."
+        assert len(list(gallery.glob("*.json"))) == 4
+        # Export what is listed.
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportScreen)
+        app.screen.query_one("#case-export-path", Input).value = "out/g.html"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        page = _Page()
+        page.feed((gallery.parent / "out" / "g.html").read_text())
+        assert len(page.articles) == 3 and "paper" in page.buttons
+
+
+async def test_s_on_sample_screen_saves_the_failure(gallery: Path, official: object) -> None:
+    from textual.widgets import Input
+
+    from cruxtui.tui.app import CruxApp
+    from cruxtui.tui.screens.case_form import CaseFormScreen
+
+    run_id = _store_failing_run(official, "sample_0", [
+        (COT_WRONG, "[(3, 1), (2, 3), (1, 1)]", False),
+        (COT_WRONG.replace("[THOUGHT]", "[THOUGHT]\n"), "[(3, 1), (2, 3), (1, 1)]", False)])
+    app = CruxApp(official)  # type: ignore[arg-type]
+    async with app.run_test(size=TUI_SIZE) as pilot:
+        app.open_sample("sample_1")  # no stored failure: a clear message, nothing saved
+        await pilot.pause()
+        await pilot.press("s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, CaseFormScreen)
+        assert any("No failure of sample_1" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        app.open_sample("sample_0")
+        await pilot.pause()
+        await pilot.press("s")
+        for _ in range(50):
+            await pilot.pause(0.1)
+            if isinstance(app.screen, CaseFormScreen):
+                break
+        assert isinstance(app.screen, CaseFormScreen)
+        await pilot.press(*"counting", "space", *"sort", "enter")
+        await pilot.press(*"Counts each 1 as 3.")
+        assert app.screen.query_one("#case-note", Input).value == "Counts each 1 as 3."
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    saved = [c for c in load_gallery(gallery)[0] if c.origin.startswith(f"run {run_id}")]
+    assert len(saved) == 1
+    case = saved[0]
+    assert case.tags == ["counting", "sort"] and case.note == "Counts each 1 as 3."
+    assert case.sample_id == "sample_0" and case.mode == "cot" and case.sampling.seed == 5
+    assert [g.raw for g in case.generations][0] == COT_WRONG and case.failures == 2
+    assert case.model.model == "fake-model" and case.model.base_url == "http://127.0.0.1:9/v1"
+    # The prompt is the one the run sent (cruxtui's cot chat prompt for this sample).
+    assert case.prompt["style"] == "chat" and "assert f([1, 1, 3, 1, 3, 1]) == ??" in case.prompt["text"]
+    # Saved with the truth: the trace summary and where the reasoning first went wrong.
+    assert case.trace is not None and case.trace.return_repr == official["sample_0"].output  # type: ignore[index]
+    assert case.first_divergence is not None
+    assert case.first_divergence["claim"] in COT_WRONG and case.first_divergence["line"] == 4
+
+
+def test_cases_screen_snapshot(snap_compare, gallery: Path, official: object) -> None:
+    from cruxtui.tui.app import CruxApp
+
+    assert snap_compare(CruxApp(official), terminal_size=TUI_SIZE, press=["C"])  # type: ignore[arg-type]

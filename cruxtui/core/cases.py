@@ -490,11 +490,14 @@ def find_case(cases: Iterable[FailureCase], ref: str) -> FailureCase:
     raise KeyError(f"{ref!r} matches {len(hits)} cases: " + ", ".join(c.name for c in hits[:5]))
 
 
-def edit_case(path: str | os.PathLike[str], *, add_tags: Iterable[str] = (),
-              remove_tags: Iterable[str] = (), note: str | None = None) -> FailureCase:
-    """Change tags and/or the note in place (same file name: identity excludes tags and note)."""
+def edit_case(path: str | os.PathLike[str], *, tags: Iterable[str] | None = None,
+              add_tags: Iterable[str] = (), remove_tags: Iterable[str] = (),
+              note: str | None = None) -> FailureCase:
+    """Change tags (replace them with `tags`, or add / remove some) and/or the note, in place:
+    the file name stays, since a case's identity excludes tags and note."""
     case = load_case(path)
-    updated = replace(case, tags=merge_tags(case.tags, add_tags, remove_tags),
+    base = case.tags if tags is None else merge_tags([], tags)
+    updated = replace(case, tags=merge_tags(base, add_tags, remove_tags),
                       note=case.note if note is None else note)
     updated.path = case.path
     save_case(updated)

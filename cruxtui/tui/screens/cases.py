@@ -50,6 +50,8 @@ class CasesScreen(Screen[None]):
         self.cases: list[FailureCase] = []
         self.errors: list[CaseError] = []
         self.shown: list[FailureCase] = []
+        self.showing: FailureCase | None = None
+        """The case in the detail pane."""
         self.replay_text: dict[int, list[str]] = {}
 
     @property
@@ -78,8 +80,9 @@ class CasesScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "Cases"
         table = self.query_one("#cases-table", DataTable)
-        for label, key in (("sample", "sample"), ("task", "task"), ("model", "model"),
-                           ("failed", "failed"), ("tags", "tags")):
+        # The task is a filter and is shown with the case; the list keeps room for tags.
+        for label, key in (("sample", "sample"), ("model", "model"), ("failed", "failed"),
+                           ("tags", "tags")):
             table.add_column(label, key=key)
         self.action_reload()
 
@@ -112,14 +115,14 @@ class CasesScreen(Screen[None]):
         for case in self.shown:
             failed = Text(f"{case.failures}/{len(case.generations)}",
                           style="red" if case.failures else "green", justify="right")
-            table.add_row(case.sample_id, case.task, case.model.model, failed,
+            table.add_row(case.sample_id, case.model.model, failed,
                           ", ".join(case.tags), key=case.name)
-        status = f"{len(self.shown)} of {len(self.cases)} case(s) in {self.folder}"
+        status = f"{len(self.shown)} of {len(self.cases)} case(s) in {_shown_path(self.folder)}"
         if not self.cases and not self.errors:
             status += " — none yet: press s on a sample with a failure to save one"
         if self.errors:
             status += f" · {len(self.errors)} file(s) not loaded: " + "; ".join(
-                str(e) for e in self.errors[:2])
+                f"{Path(e.path).name}: {e.problem}" for e in self.errors[:2])
         self.query_one("#cases-status", Static).update(Text(status, style="red" if self.errors else ""))
         self._show(self.current)
 
@@ -135,6 +138,7 @@ class CasesScreen(Screen[None]):
         self._show(self.current)
 
     def _show(self, case: FailureCase | None) -> None:
+        self.showing = case
         view = self.query_one("#case-view", Static)
         view.update(render_case(case) if case is not None else Text("No case selected.", style="dim"))
         self.query_one("#case-replay", Static).update("")
@@ -197,8 +201,7 @@ class CasesScreen(Screen[None]):
         if answer is None or case.path is None:
             return
         tags, note = answer
-        await asyncio.to_thread(edit_case, case.path, add_tags=tags,
-                                remove_tags=[t for t in case.tags if t not in tags], note=note)
+        await asyncio.to_thread(edit_case, case.path, tags=tags, note=note)
         self.action_reload()
 
     def action_export(self) -> None:
@@ -229,3 +232,11 @@ class CasesScreen(Screen[None]):
         case = self.current
         if case is not None:
             self.crux.open_sample(case.sample_id)
+
+
+def _shown_path(folder: Path) -> str:
+    """The folder as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(folder.resolve().relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return str(folder)
