@@ -1,0 +1,162 @@
+"""Aligning chains of thought with real traces: hand-written prose, scratchpads, the CLI's JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cruxtui.core import tracer
+from cruxtui.core.align import CONSISTENT, CONTRADICTED, align_text, literal_condition
+from cruxtui.core.claims import BINDING, CONDITION, RETURN, parse_chain
+from cruxtui.core.trace import from_wire
+from tests.conftest import CRUXEVAL_JSONL, REPO
+
+COUNT = "def f(s):\n    count = 0\n    for ch in s:\n        if ch == 'a':\n            count += 1\n    return count"
+JOIN = "def f(text, value):\n    text_list = list(text)\n    text_list.append(value)\n    return ''.join(text_list)"
+PREFIX = "def f(text, prefix):\n    text = text.removeprefix(prefix)\n    idx = text.rfind('a')\n    return text[:idx]"
+
+
+def run(code: str, call: str):  # noqa: ANN201
+    return from_wire(code, call, tracer.run(code, call))
+
+
+def test_correct_prose_has_no_divergence() -> None:
+    chain = """Let's go through it. Initially s = 'aba' and count = 0.
+In the first iteration, ch = 'a'. Since 'a' == 'a' is True, count becomes 1.
+In the second iteration ch is "b", the condition is false, so count stays 1.
+On the third pass, ch = 'a' again and count is incremented to 2.
+After the loop, count is 2, so the function returns 2.
+[ANSWER]
+assert f('aba') == 2
+[/ANSWER]"""
+    result = align_text(chain, run(COUNT, "f('aba')"))
+    assert result.first_divergence is None
+    assert result.counts()[CONSISTENT] >= 8  # values, iterations, conditions and the answer all checked
+
+
+def test_wrong_comparison_is_the_first_divergence() -> None:
+    chain = """count = 0 at the start.
+First iteration: ch = 'a', so count = 1.
+Second iteration: ch = 'b'. 'b' == 'a' is True, so we enter the if block and count becomes 2.
+The function returns 3."""
+    result = align_text(chain, run(COUNT, "f('aba')"))
+    div = result.first_divergence
+    assert div is not None and div.claim.kind == CONDITION
+    assert result.chain.steps[div.step].text.startswith("'b' == 'a' is True")
+    assert div.true_value == "False"
+
+
+def test_loop_run_once_too_often() -> None:
+    chain = """count starts at 0. In the first iteration ch = 'a' and count becomes 1.
+In the second iteration ch = 'b'. In the third iteration ch = 'a', count = 2.
+In the fourth iteration ch = 'a', so count = 3. The function returns 3."""
+    result = align_text(chain, run(COUNT, "f('aba')"))
+    div = result.first_divergence
+    assert div is not None
+    assert "fourth" in result.chain.steps[div.step].text
+    assert div.true_value == "3 iterations"
+
+
+def test_wrong_idea_of_removeprefix_and_quotes_agree() -> None:
+    right = """text = "banana" and prefix = "ba". removeprefix strips the prefix, so text = "nana".
+rfind('a') gives the last a, so idx = 3. The function returns 'nan'."""
+    wrong = """text = 'banana'. removeprefix removes every leading b and a, so text is now 'nana'.
+Then idx = 1, since rfind finds the first 'a'. So f returns 'n'."""
+    tr = run(PREFIX, "f('banana', 'ba')")
+    assert align_text(right, tr).first_divergence is None
+    div = align_text(wrong, tr).first_divergence
+    assert div is not None and div.claim.name == "idx"
+    assert (div.claim.value, div.true_value) == ("1", "3")
+
+
+def test_wrong_concatenation_reports_true_value() -> None:
+    chain = "text_list = ['a', 'b'] first. Appending 'c' gives text_list = ['c', 'a', 'b']. It returns 'cab'."
+    result = align_text(chain, run(JOIN, "f('ab', 'c')"))
+    div = result.first_divergence
+    assert div is not None and div.step == 1
+    assert div.true_value == "['a', 'b', 'c']"
+
+
+def test_conservative_on_non_claims() -> None:
+    """Lengths, method results and hypotheticals are not bindings of the variable."""
+    chain = """The length of text is 2 and text has 2 characters.
+If the prefix were 'x', text would stay 'banana'. text.find('z') returns -1.
+The function returns 'nan'."""
+    result = align_text(chain, run(PREFIX, "f('banana', 'ba')"))
+    assert result.first_divergence is None
+
+
+def test_scratchpad_parsed_exactly() -> None:
+    code = "def f(nums):\n    output = []\n    for n in nums:\n        output.append((2, n))\n    if len(output) > 3:\n        return []\n    return output"
+    pad = """[SCRATCHPAD]
+call f(nums=[1, 3])
+line 2: output = []
+line 3: n = 1
+line 4: output = [(2, 1)]
+line 3: n = 3
+line 4: output = [(2, 3), (2, 1)]
+line 3: (no change)
+line 5: if len(output) > 3 -> False
+return [(2, 1), (2, 3)]
+[/SCRATCHPAD]
+[ANSWER]
+assert f([1, 3]) == [(2, 1), (2, 3)]
+[/ANSWER]"""
+    chain = parse_chain(pad, code)
+    assert chain.format == "scratchpad" and not chain.problems
+    kinds = [c.kind for c in chain.claims]
+    assert kinds.count(BINDING) == 6 and kinds.count(CONDITION) == 1 and kinds.count(RETURN) == 2
+    result = align_text(pad, run(code, "f([1, 3])"))
+    div = result.first_divergence
+    assert div is not None and div.step == 5 and div.true_value == "[(2, 1), (2, 3)]"
+    assert [j.verdict for j in result.judgements_of(7)] == [CONSISTENT]  # the condition
+
+
+def test_scratchpad_grammar_errors_are_reported() -> None:
+    chain = parse_chain("[SCRATCHPAD]\ncall f(x=1)\nline two: x = 2\nline 3: x = banana\n[/SCRATCHPAD]", "def f(x):\n    return x")
+    assert len(chain.problems) == 2
+    assert chain.problems[0].startswith("entry 1:")
+
+
+@pytest.mark.parametrize(("text", "truth"), [("6173 < 1000", False), ("'a' in 'abc'", True),
+                                             ("not 3 == 3", False), ("x < 3", None)])
+def test_literal_conditions(text: str, truth: bool | None) -> None:
+    assert literal_condition(text) is truth
+
+
+def test_cli_json_shape(tmp_path, official) -> None:  # noqa: ANN001
+    cot = tmp_path / "cot.txt"
+    cot.write_text("text_list = ['b', 'c', 'k', 's', 'r', 'u', 't'].\n"
+                   "Then text_list becomes ['b', 'c', 'k', 's', 'r', 'u', 'q', 't'].\n"
+                   "So the function returns 'bcksruqt'.\n", encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "cruxtui.cli", "align", "sample_3", "--task", "output", "--cot", str(cot),
+         "--json", "--dataset", str(CRUXEVAL_JSONL)],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    div = data["first_divergence"]
+    assert set(div) == {"reasoning_step", "trace_step", "claim", "claimed", "true"}
+    assert div["reasoning_step"] == 1
+    assert div["true"] == "['b', 'c', 'k', 's', 'r', 'u', 't', 'q']"
+    assert data["steps"][1]["claims"][0]["verdict"] == CONTRADICTED
+
+
+def test_cli_stdin_and_missing_file(official) -> None:  # noqa: ANN001
+    ok = subprocess.run(
+        [sys.executable, "-m", "cruxtui.cli", "align", "sample_3", "--cot", "-", "--json",
+         "--dataset", str(CRUXEVAL_JSONL)],
+        input="The function returns 'bcksrutq'.", capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["first_divergence"] is None
+    bad = subprocess.run(
+        [sys.executable, "-m", "cruxtui.cli", "align", "sample_3", "--cot", "/nonexistent/cot.txt",
+         "--dataset", str(CRUXEVAL_JSONL)],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert bad.returncode == 2 and "file not found" in bad.stderr and "Traceback" not in bad.stderr
