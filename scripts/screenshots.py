@@ -39,7 +39,30 @@ async def sample(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+SAMPLE_0_CHAIN = """We call f with nums = [1, 1, 3, 1, 3, 1] and output = [].
+In the first iteration, n = 1 and nums.count(1) is 4, so output becomes [(4, 1)].
+In the second iteration, n = 1 again, so output is now [(4, 1), (4, 1)].
+In the third iteration, n = 3; 3 appears 3 times, so output becomes [(4, 1), (4, 1), (3, 3)].
+After sorting in reverse, the function returns [(4, 1), (4, 1), (4, 1), (4, 1), (3, 3), (3, 3)]."""
+
+
+async def trace_reasoning(pilot: Pilot) -> None:
+    """Trace screen of the first sample with a (wrong) chain of thought aligned beside it."""
+    from cruxtui.tui.widgets.reasoning_view import show_reasoning
+
+    await pilot.press("enter")
+    await pilot.pause()
+    await pilot.press("t")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    show_reasoning(pilot.app.screen, SAMPLE_0_CHAIN, "pasted")
+    await pilot.pause()
+    await pilot.press("d")
+    await pilot.pause()
+
+
 SHOTS: dict[str, Drive] = {
+    "trace-reasoning": trace_reasoning,
     "browse": browse,
     "browse-search": browse_search,
     "sample": sample,
