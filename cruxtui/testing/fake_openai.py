@@ -103,6 +103,7 @@ class FakeOpenAI:
         api_key: str | None = None,
         faults: Iterable[Fault] = (),
         fault_for: Callable[[int], Fault | None] | None = None,
+        max_choices: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -113,6 +114,8 @@ class FakeOpenAI:
         self.models = list(models)
         self.api_key = api_key
         self.fault_for = fault_for
+        self.max_choices = max_choices
+        """Answer at most this many choices whatever `n` asks (as llama.cpp does), None: all."""
         self.log = ServerLog()
         self._faults: list[Fault] = list(faults)
         self._lock = threading.Lock()
@@ -132,7 +135,9 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeOpenAI:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -179,9 +184,15 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     fake: FakeOpenAI
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (timeouts, killed runs) is normal here, not worth a traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, chunked streams
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms stalls
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
@@ -280,6 +291,8 @@ class _Handler(BaseHTTPRequestHandler):
             prompt = str(body.get("prompt", ""))
         request = FakeRequest(endpoint, model, prompt, messages, body, number=number)
         n = max(1, int(body.get("n") or 1))
+        if fake.max_choices is not None:
+            n = min(n, fake.max_choices)
         texts: list[tuple[str, str]] = []
         for choice in range(n):
             request.choice = choice

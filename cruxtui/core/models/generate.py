@@ -23,8 +23,8 @@ async def generate_one(
 ) -> Completion:
     """Stream one completion, passing each text chunk to `on_chunk`, and return it whole.
 
-    Backends retry failures that happen before any text arrives. A stream that breaks off after
-    some text (`stream_cut`, or a timeout between chunks) is started over here, up to
+    Backends retry failures that happen before any text arrives. A stream that breaks off
+    (`stream_cut`, which includes a timeout between chunks) is started over here, up to
     `policy.attempts` times in all; `on_restart(reason)` tells the caller to drop the partial text
     it has shown. `latency` is measured from the request to the end of the stream.
     """
@@ -45,7 +45,8 @@ async def generate_one(
                     on_chunk(chunk)
         except ModelError as exc:
             attempt += 1
-            if not exc.retryable or attempt >= policy.attempts:
+            # Failures before the stream started were already retried by the backend.
+            if exc.kind != "stream_cut" or attempt >= policy.attempts:
                 raise
             if parts and on_restart is not None:
                 on_restart(exc.message)
