@@ -513,3 +513,160 @@ def test_cases_screen_snapshot(snap_compare, gallery: Path, official: object) ->
     from cruxtui.tui.app import CruxApp
 
     assert snap_compare(CruxApp(official), terminal_size=TUI_SIZE, press=["C"])  # type: ignore[arg-type]
+
+
+# Replay against the real local OpenAI-compatible server ----------------------------------------
+@pytest.fixture
+def scripted(official: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """A local server whose model answers CRUXEval prompts wrongly; one cot run stored from it
+    (through `cruxtui run`) and its failures saved as cases (through `cases from-run`)."""
+    from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
+    from tests.conftest import CRUXEVAL_JSONL
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CRUXTUI_DATASET", str(CRUXEVAL_JSONL))
+    monkeypatch.setenv("CRUXTUI_CASES_DIR", "gallery")
+    samples = [official["sample_0"], official["sample_3"]]  # type: ignore[index]
+    server = FakeOpenAI(CruxevalResponder(samples, "wrong"), models=("fake-model", "other-model"))
+    server.start()
+    try:
+        assert main(["run", "--base-url", server.url, "--model", "fake-model", "--mode", "cot",
+                     "--samples", "sample_0,sample_3", "-n", "2", "--seed", "1", "--json"]) == 0
+        from cruxtui.core.runs import RunStore
+
+        with RunStore() as store:
+            run_id = store.runs()[0].id
+        assert main(["cases", "from-run", run_id, "--failed", "--tag", "scripted"]) == 0
+        yield server, samples
+    finally:
+        server.close()
+
+
+def _replay_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = main(["cases", "replay", "--json", *argv])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_replay_reproduces_scripted_failure_then_reports_fixed_then_unreachable(
+        scripted, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    from cruxtui.testing.fake_openai import CruxevalResponder
+
+    server, samples = scripted
+    cases, errors = load_gallery("gallery")
+    assert errors == [] and sorted(c.sample_id for c in cases) == ["sample_0", "sample_3"]
+    assert all(c.mode == "cot" and c.model.base_url == server.url and c.tags == ["scripted"]
+               and c.failures == 2 for c in cases)
+    before = server.request_count
+
+    # Still wrong: every replay fails, as recorded; exit 0 for CI.
+    code, out = _replay_json(capsys, "gallery", "-n", "3")
+    assert code == 0 and out["exit_status"] == 0 and out["reproduced"] == 2
+    for r in out["results"]:
+        assert r["status"] == "reproduced" and r["summary"] == "reproduced 3/3"
+        assert r["changes"] == ["same answers and verdicts as recorded"]
+    assert server.request_count > before
+    prompts = {q.prompt for q in server.log.requests[-3:]}
+    assert any(c.prompt["text"].strip() in p or c.prompt["messages"][-1]["content"] in p
+               for c in cases for p in prompts)
+
+    # The model got fixed: every replay passes; exit 1, and the new answer is named.
+    server.responder = CruxevalResponder(samples, "correct")
+    code, out = _replay_json(capsys, "gallery", "-n", "2")
+    assert code == 1 and out["reproduced"] == 0
+    for r in out["results"]:
+        assert r["status"] == "fixed" and r["summary"] == "reproduced 0/2"
+        assert any(ch.startswith("new answer") and ch.endswith(": pass") for ch in r["changes"])
+
+    # Another model on the same server (--model), still wrong there: the change is reported.
+    server.responder = CruxevalResponder(samples, "wrong")
+    code, out = _replay_json(capsys, "gallery", "-n", "1", "--model", "other-model",
+                             "--base-url", server.url, "--tag", "scripted", "--task", "output")
+    assert code == 0
+    assert all(r["model"]["model"] == "other-model" and
+               r["changes"][0] == "model fake-model (openai) -> other-model (openai)"
+               for r in out["results"])
+
+    # The endpoint is gone: each case says so, exit 3.
+    server.close()
+    code, out = _replay_json(capsys, "gallery", "-n", "2")
+    assert code == 3 and len(out["results"]) == 2
+    for r in out["results"]:
+        assert r["status"] == "unreachable" and r["replays"] == 0 and r["errors"]
+    # The table form names the status per case too.
+    capsys.readouterr()
+    assert main(["cases", "replay", "gallery", "-n", "1"]) == 3
+    text = capsys.readouterr().out
+    assert text.count("unreachable") >= 2
+
+
+async def test_cases_screen_replay_streams_and_reports(scripted, official: object) -> None:  # noqa: ANN001
+    from textual.widgets import Static
+
+    from cruxtui.tui.app import CruxApp
+    from cruxtui.tui.screens.cases import REPLAYS, CasesScreen
+
+    app = CruxApp(official)  # type: ignore[arg-type]
+    async with app.run_test(size=TUI_SIZE) as pilot:
+        await pilot.press("C")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CasesScreen) and len(screen.shown) == 2
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        report = screen.last_replay
+        assert report is not None and report.status == "reproduced"
+        assert report.summary == f"reproduced {REPLAYS}/{REPLAYS}"
+        # Every replay streamed in: the text shown is what the server sent.
+        assert sorted(screen.replay_text) == list(range(REPLAYS))
+        assert all("".join(parts).strip() == a.raw.strip()
+                   for parts, a in zip(screen.replay_text.values(), report.attempts, strict=True))
+        shown = str(screen.query_one("#case-replay", Static).render())
+        assert f"reproduced: reproduced {REPLAYS}/{REPLAYS}" in shown and "replay 3" in shown
+
+
+def test_from_run_on_imported_codellama_generations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    official: object) -> None:
+    from tests.conftest import CODELLAMA_OUTPUT, CRUXEVAL_JSONL
+
+    released = json.loads((CODELLAMA_OUTPUT / "generations.json").read_text())
+    subset = {k: released[k] for k in ("sample_0", "sample_1", "sample_12")}
+    (tmp_path / "gen.json").write_text(json.dumps(subset))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CRUXTUI_DATASET", str(CRUXEVAL_JSONL))
+    assert main(["runs", "--import", "gen.json", "--task", "output", "--name", "codellama-7b"]) == 0
+    assert main(["runs", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out.splitlines()[-1])["id"]
+
+    argv = ["cases", "from-run", run_id[:6], "--failed", "--samples", "sample_0,sample_1,sample_12",
+            "--tag", "llama", "--cases", "g"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "saved 2 case(s) in g (2 new, 0 updated)" in out
+    assert "sample_1: every generation passed" in err
+    cases = {c.sample_id: c for c in load_gallery(tmp_path / "g")[0]}
+    assert set(cases) == {"sample_0", "sample_12"}
+    c12 = cases["sample_12"]
+    assert [g.raw for g in c12.generations] == released["sample_12"]
+    assert all(not g.passed and g.kind == "wrong" for g in c12.generations)
+    assert c12.model.backend == "replay" and c12.model.model == "codellama-7b"
+    assert "records no prompt" in c12.origin and c12.prompt["style"] == "completion"
+    assert c12.trace is not None and c12.trace.return_repr == official["sample_12"].output  # type: ignore[index]
+
+    # Curated, then collected again: tags merge, the note and creation time stay.
+    edit_case(c12.path, note="prefix confusion")
+    assert main([*argv[:-4], "--tag", "again", "--cases", "g"]) == 0
+    assert "(0 new, 2 updated)" in capsys.readouterr().out
+    again = load_case(c12.path)
+    assert again.tags == ["llama", "again"] and again.note == "prefix confusion"
+    assert again.created == c12.created
+
+    # Replaying a replay-backend case re-reads its recorded responses: reproduced, exit 0.
+    assert main(["cases", "replay", "g", "-n", "4", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [r["summary"] for r in summary["results"]] == ["reproduced 4/4"] * 2
+
+    assert main(["cases", "from-run", "nosuchrun", "--cases", "g"]) == 2
+    assert "no run 'nosuchrun'" in capsys.readouterr().err

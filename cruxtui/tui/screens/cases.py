@@ -52,6 +52,7 @@ class CasesScreen(Screen[None]):
         self.shown: list[FailureCase] = []
         self.showing: FailureCase | None = None
         """The case in the detail pane."""
+        self.last_replay: ReplayReport | None = None
         self.replay_text: dict[int, list[str]] = {}
 
     @property
@@ -163,6 +164,7 @@ class CasesScreen(Screen[None]):
             self._render_replay(case, None)
 
         report = await replay_case(case, REPLAYS, on_chunk=chunk)
+        self.last_replay = report
         self._render_replay(case, report)
         return report
 
