@@ -25,7 +25,7 @@ DEFAULT_TIMEOUT = 3.0
 """Seconds the traced call may run (the benchmark's 3 s); the sandbox gets a little more, so that
 the child stops itself first and still sends back the steps recorded so far."""
 
-_SANDBOX_GRACE = 2.0
+_SANDBOX_GRACE = 1.0
 
 
 @dataclass

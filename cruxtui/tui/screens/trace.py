@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 class TraceScreen(Screen[None]):
     CSS_PATH = "trace.tcss"
+    AUTO_FOCUS = ""  # keys go to the screen's stepping bindings, not to the hidden prompt
 
     BINDINGS = [
         Binding("right", "step(1)", "Next", id="trace.next"),
@@ -88,7 +89,8 @@ class TraceScreen(Screen[None]):
         yield Header()
         yield Static(id="trace-title")
         with Horizontal(id="trace-panes"):
-            with VerticalScroll(id="trace-code-pane"):
+            # Not focusable: the arrow keys step through the trace instead of scrolling.
+            with VerticalScroll(id="trace-code-pane", can_focus=False):
                 yield TraceCode(self.trace.code if self.trace else self.sample.code, id="trace-code")
             with Vertical(id="trace-locals-pane"):
                 yield Static(id="trace-frame")
@@ -96,7 +98,7 @@ class TraceScreen(Screen[None]):
         yield Static(id="trace-status")
         yield Timeline(id="trace-timeline")
         yield Static(id="trace-end")
-        yield Input(id="trace-input")
+        yield Input(id="trace-input", disabled=True)  # enabled while asking (Tab cannot reach it)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -125,7 +127,7 @@ class TraceScreen(Screen[None]):
         self.query_one("#trace-title", Static).update(self._title("tracing…"))
         self._trace_worker(call)
 
-    @work(thread=True, exclusive=True, group="trace")
+    @work(thread=True, exclusive=True, group="trace", name="Tracing", exit_on_error=False)
     def _trace_worker(self, call: str) -> None:
         from cruxtui.core.trace import trace_sample
 
@@ -263,12 +265,14 @@ class TraceScreen(Screen[None]):
         else:
             box.placeholder = "trace a call, e.g. f('abc')"
             box.value = self.call
+        box.disabled = False
         box.add_class("-open")
         box.focus()
 
     def _close_prompt(self) -> None:
         box = self.query_one("#trace-input", Input)
         box.remove_class("-open")
+        box.disabled = True
         self._asking = ""
         self.set_focus(None)
 
