@@ -39,6 +39,17 @@ async def sample(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def trace(pilot: Pilot) -> None:
+    """Trace screen of the first sample, a few steps in, then on to the line's next visit."""
+    await pilot.press("enter")
+    await pilot.pause()
+    await pilot.press("t")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.press("right", "right", "right", "right", "right", "down")
+    await pilot.pause()
+
+
 SAMPLE_0_CHAIN = """We call f with nums = [1, 1, 3, 1, 3, 1] and output = [].
 In the first iteration, n = 1 and nums.count(1) is 4, so output becomes [(4, 1)].
 In the second iteration, n = 1 again, so output is now [(4, 1), (4, 1)].
@@ -62,6 +73,7 @@ async def trace_reasoning(pilot: Pilot) -> None:
 
 
 SHOTS: dict[str, Drive] = {
+    "trace": trace,
     "trace-reasoning": trace_reasoning,
     "browse": browse,
     "browse-search": browse_search,
