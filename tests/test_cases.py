@@ -670,3 +670,18 @@ def test_from_run_on_imported_codellama_generations(tmp_path: Path, monkeypatch:
 
     assert main(["cases", "from-run", "nosuchrun", "--cases", "g"]) == 2
     assert "no run 'nosuchrun'" in capsys.readouterr().err
+
+
+async def test_committed_example_gallery_loads_and_reproduces() -> None:
+    """cases/ holds real Code Llama failures (scripts/seed_cases.py): each loads, each is a genuine
+    failure by today's scorer, and replaying its recorded responses reproduces it."""
+    from cruxtui.core.replay import replay_case
+
+    cases, errors = load_gallery(REPO / "cases")
+    assert errors == [] and 2 <= len(cases) <= 6
+    for case in cases:
+        assert case.path is not None and case.path.stem == case.case_id  # stable names
+        assert case.model.backend == "replay" and case.tags and case.note
+        assert case.trace is not None and case.trace.return_repr == case.output
+        report = await replay_case(case, 3)
+        assert report.status == "reproduced", (case.name, report.changes)

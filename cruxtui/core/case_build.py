@@ -180,7 +180,7 @@ def cases_from_run(
             result.skipped.append(f"{sid}: not in the open dataset (a variant or another dataset)")
             continue
         prompt, mode, caveat = run_prompt(sample, cfg.task, cfg.mode, cfg.style)
-        origin = f"run {info.id} ({info.label})"
+        origin = f"run {info.id} ({info.model}, {cfg.task}/{cfg.mode}, n={sampling.n})"
         if cfg.template_version not in (TEMPLATE_VERSION, "benchmark"):
             caveat = (f"the run used template {cfg.template_version}; the prompt stored here is "
                       f"today's {TEMPLATE_VERSION}")
