@@ -292,8 +292,8 @@ class Runner:
             on_restart=lambda reason: self.listener.on_restart(sid, index, prefix, reason),
             index=index,
         )
-        await self._finish(sid, index, prompt, comp.text, comp.latency, comp.tokens_in,
-                           comp.tokens_out, comp.finish_reason)
+        self._commit([await self._score(sid, index, prompt, comp.text, comp.latency,
+                                        comp.tokens_in, comp.tokens_out, comp.finish_reason)])
 
     async def _batch(self, sid: str, indices: list[int]) -> None:
         sample = self.samples[sid]
@@ -304,14 +304,15 @@ class Runner:
         latency = time.monotonic() - start
         if len(completions) < len(indices):
             raise RuntimeError(f"asked for {len(indices)} completions, got {len(completions)}")
-        for i, comp in zip(indices, completions, strict=False):
-            await self._finish(
-                sid, i, prompt, comp.text, latency, getattr(comp, "tokens_in", None),
-                getattr(comp, "tokens_out", None), getattr(comp, "finish_reason", None),
-            )
+        # The n completions of one response arrive together: scored, then committed together.
+        self._commit([
+            await self._score(sid, i, prompt, comp.text, latency, comp.tokens_in, comp.tokens_out,
+                              comp.finish_reason)
+            for i, comp in zip(indices, completions, strict=False)
+        ])
 
-    async def _finish(self, sid: str, index: int, prompt: Any, raw: str, latency: float,
-                      tokens_in: int | None, tokens_out: int | None, finish: str | None) -> None:
+    async def _score(self, sid: str, index: int, prompt: Any, raw: str, latency: float,
+                     tokens_in: int | None, tokens_out: int | None, finish: str | None) -> Generation:
         # What the prompt already wrote for the model (e.g. "[ANSWER]\n") belongs to its answer:
         # stored and extracted together, so a stored generation reads as a whole.
         raw = prompt.response(raw) if hasattr(prompt, "response") else raw
@@ -322,16 +323,20 @@ class Runner:
             verdict = await self._verdict(sid, answer)
             passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
             official = getattr(verdict, "official", None)
-        gen = Generation(
+        return Generation(
             sample_id=sid, index=index, raw=raw, answer=answer, kind=kind, passed=passed,
             reason=reason, official=official, latency=latency, tokens_in=tokens_in,
             tokens_out=tokens_out, finish_reason=finish,
         )
-        self.store.add_generation(self.plan.run_id, gen)
-        n, c = self._counts.get(sid, (0, 0))
-        self._counts[sid] = (n + 1, c + int(passed))
-        self._done += 1
-        self.listener.on_generation(gen)
+
+    def _commit(self, gens: list[Generation]) -> None:
+        """Store at once (one transaction), then tell the listener."""
+        self.store.add_generations(self.plan.run_id, gens)
+        for gen in gens:
+            n, c = self._counts.get(gen.sample_id, (0, 0))
+            self._counts[gen.sample_id] = (n + 1, c + int(gen.passed))
+            self._done += 1
+            self.listener.on_generation(gen)
         self._emit_progress()
 
     async def _verdict(self, sid: str, answer: str) -> Any:

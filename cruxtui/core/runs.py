@@ -376,7 +376,9 @@ class RunStore:
                 "INSERT OR IGNORE INTO generations (run, sample_id, idx, raw, answer, kind, passed,"
                 " reason, official, latency, tokens_in, tokens_out, finish_reason, created)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            return db.total_changes - before
+            added = db.total_changes - before
+            db.execute("UPDATE runs SET updated = ? WHERE id = ?", (time.time(), run_id))
+            return added
 
     def add_failure(self, run_id: str, sample_id: str, index: int | None, error: str) -> None:
         """Record a request that produced no generation (it will be requested again on resume)."""

@@ -76,8 +76,8 @@ class RunsScreen(Screen[None]):
         table = self.query_one("#runs-table", DataTable)
         for label, key in (("", "mark"), ("id", "id"), ("created", "created"), ("status", "status"),
                            ("model", "model"), ("task/mode", "task"), ("n", "n"), ("t", "t"),
-                           ("samples", "samples"), ("pass@1", "pass"), ("failed", "failed"),
-                           ("browse", "browse")):
+                           ("samples", "samples"), ("pass@1", "pass"), ("fail", "failed"),
+                           ("col", "browse")):
             table.add_column(label, key=key)
         dis = self.query_one("#disagreements", DataTable)
         dis.add_column("sample", key="sample")
@@ -105,7 +105,7 @@ class RunsScreen(Screen[None]):
             rate = 100 * run.passed / run.generations if run.generations else 0.0
             table.add_row(
                 Text("●", style="bold magenta") if run.id in self.marked else "",
-                run.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created)), run.status,
+                run.id, time.strftime("%m-%d %H:%M", time.localtime(run.created)), run.status,
                 run.model, f"{run.config.task}/{run.config.mode}", str(p.get("n", "")),
                 str(p.get("temperature", "")), str(run.samples), f"{rate:.1f}",
                 str(run.failures) if run.failures else "",
@@ -114,10 +114,9 @@ class RunsScreen(Screen[None]):
             )
         if self.runs:
             table.move_cursor(row=min(row, len(self.runs) - 1))
-        store = app_store(self.crux)
         self.query_one("#runs-title", Static).update(
-            f"{len(self.runs)} runs in {store.path}" if self.runs else
-            f"No runs yet in {store.path}. Run one with `cruxtui run` or r on a sample.")
+            f"{len(self.runs)} runs · space marks two to compare · b shows a run's pass rate in Browse"
+            if self.runs else "No runs yet. Run one with `cruxtui run`, or press r on a sample.")
 
     def _cursor_run(self) -> RunInfo | None:
         table = self.query_one("#runs-table", DataTable)
