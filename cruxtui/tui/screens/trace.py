@@ -44,6 +44,7 @@ class TraceScreen(Screen[None]):
         Binding("colon", "ask('goto')", "Go to step", id="trace.goto"),
         Binding("c", "ask('call')", "Trace a call", id="trace.call"),
         Binding("r", "reasoning", "Reasoning", id="trace.reasoning"),
+        Binding("s", "save_case", "Save case", id="trace.save_case"),
         Binding("escape", "back", "Back", id="trace.back"),
         # Vim-style aliases, not shown in the footer.
         Binding("l", "step(1)", show=False),
@@ -295,6 +296,12 @@ class TraceScreen(Screen[None]):
             return
         self._close_prompt()
         self.run_trace(text)
+
+    def action_save_case(self) -> None:
+        """Save this sample's failure (its newest stored failing run) as a case."""
+        from cruxtui.tui.case_save import save_failure
+
+        save_failure(self, self.sample)
 
     def action_back(self) -> None:
         if self._asking:
