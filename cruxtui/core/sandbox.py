@@ -148,7 +148,9 @@ class _Worker:
     """One pre-started worker process and the pipes to it (used by one thread at a time)."""
 
     def __init__(self) -> None:
-        config = {"path": [p for p in sys.path if p], "uid": _sandbox_uid()}
+        self.uid = _sandbox_uid()
+        """The private uid its checks run as (None: not root on Linux, no uid switch)."""
+        config = {"path": [p for p in sys.path if p], "uid": self.uid}
         boot = (
             "import sys, json; cfg = json.loads(sys.argv[1]); sys.path[:] = cfg['path'];"
             "from cruxtui.core.sandbox import _worker_main; _worker_main(cfg)"
@@ -250,6 +252,18 @@ class Sandbox:
         self._executor: ThreadPoolExecutor | None = None
         for _ in range(self.workers):
             self._idle.put(self._spawn())
+
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of the live workers (for tests and diagnostics)."""
+        with self._lock:
+            return [w.proc.pid for w in self._all]
+
+    @property
+    def uids(self) -> list[int]:
+        """Private uids the workers' checks run as (empty when no uid switch is possible)."""
+        with self._lock:
+            return [w.uid for w in self._all if w.uid is not None]
 
     def _spawn(self) -> _Worker:
         worker = _Worker()
@@ -441,7 +455,9 @@ def _worker_main(config: dict[str, Any]) -> None:
         importlib.import_module(name)
     uid: int | None = config.get("uid")
     shm = "/dev/shm"  # tmpfs: creating and emptying the work dir costs microseconds, not ms
-    base = tempfile.mkdtemp(prefix="cruxtui-sandbox-", dir=shm if os.access(shm, os.W_OK) else None)
+    base = tempfile.mkdtemp(
+        prefix=f"cruxtui-sandbox-{os.getpid()}-", dir=shm if os.access(shm, os.W_OK) else None
+    )
     os.chmod(base, 0o711)
     workdir = os.path.join(base, "work")
     jobs: dict[str, Callable[[Any], Any]] = {}

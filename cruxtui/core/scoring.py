@@ -165,7 +165,8 @@ class _Strict:
     reason: str
     produced: str | None = None
     literal: bool = False
-    """The prediction was judged from literals only (no code of the prediction ran)."""
+    """The prediction's values came from literals or pure literal arithmetic (no names, no calls):
+    evaluating them anywhere, apart from `f` or next to it, gives the same values."""
     settled: bool = False
     """The evaluation ended in a plain value or an ordinary exception/timeout: the official check,
     if its spliced source parses to the same comparison, must reach the same result."""
@@ -273,7 +274,7 @@ def _input_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _S
         return _Strict(False, "not_a_call", "not a bare call f(...)")
     expected = yield from _expected(sample)
     arguments = _literal_arguments(call)
-    literal = arguments is not None
+    literal = arguments is not None or _pure(call)
     if arguments is None:
         outcome = yield _Job(EVAL_ARGUMENTS, {"code": sample.code, "call": prediction.strip()})
         if not outcome.ok:
@@ -306,6 +307,38 @@ def _literal_arguments(call: ast.Call) -> tuple[list[Any], dict[str, Any]] | Non
             return None
         kwargs[keyword.arg] = value[0]  # type: ignore[index]
     return args, kwargs
+
+
+_PURE_NODES = (
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.Starred,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Subscript,
+    ast.Slice,
+    ast.keyword,
+    ast.expr_context,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
+)
+
+
+def _pure(call: ast.Call) -> bool:
+    """True if the call's arguments use no names, attributes or calls: operators on literals only.
+
+    Such arguments evaluate to the same values wherever they are evaluated, so the official
+    check (which evaluates them next to `f`) must agree with our two-child evaluation."""
+    nodes = [*call.args, *call.keywords]
+    return all(isinstance(node, _PURE_NODES) for top in nodes for node in ast.walk(top))
 
 
 def _checked_arguments(value: Any) -> tuple[list[Any], dict[str, Any]] | None:
@@ -425,9 +458,10 @@ def check_many(
         except StopIteration as stop:
             finish(slot, stop.value)
     box = sandbox
+    outcomes: dict[str, Outcome] = {}  # across rounds: f(*[x]) needs the same run as f(x)
     while waiting:
         box = box or default_sandbox()
-        outcomes = _run_jobs(box, [job for _, _, job in waiting])
+        outcomes.update(_run_jobs(box, [job for _, _, job in waiting if job.key not in outcomes]))
         next_round: list[tuple[int, _Steps, _Job]] = []
         for slot, steps, job in waiting:
             try:
