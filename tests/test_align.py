@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from cruxtui.core import tracer
-from cruxtui.core.align import CONSISTENT, CONTRADICTED, align_text, literal_condition
+from cruxtui.core.align import CONSISTENT, CONTRADICTED, align_text
 from cruxtui.core.claims import BINDING, CONDITION, RETURN, parse_chain
+from cruxtui.core.safe_eval import evaluate_condition
 from cruxtui.core.trace import from_wire
 from tests.conftest import CRUXEVAL_JSONL, REPO
 
@@ -123,8 +124,8 @@ def test_scratchpad_grammar_errors_are_reported() -> None:
 
 @pytest.mark.parametrize(("text", "truth"), [("6173 < 1000", False), ("'a' in 'abc'", True),
                                              ("not 3 == 3", False), ("x < 3", None)])
-def test_literal_conditions(text: str, truth: bool | None) -> None:
-    assert literal_condition(text) is truth
+def test_conditions_with_values_written_in(text: str, truth: bool | None) -> None:
+    assert evaluate_condition(text) is truth
 
 
 def test_cli_json_shape(tmp_path, official) -> None:  # noqa: ANN001

@@ -22,7 +22,6 @@ missed slip.
 from __future__ import annotations
 
 import ast
-import operator
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +42,7 @@ from cruxtui.core.claims import (
     literal_value,
     parse_chain,
 )
+from cruxtui.core.safe_eval import evaluate_condition
 
 CONSISTENT = "consistent"
 CONTRADICTED = "contradicted"
@@ -302,37 +302,6 @@ def _positions(trace: Any, shape: _Shape) -> _Positions:
 # --------------------------------------------------------------------------- conditions
 
 
-_CMP = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
-
-
-def literal_condition(text: str) -> bool | None:
-    """The truth of a comparison between literals ("6173 < 1000", "'a' in 'abc'"), else None."""
-    text = text.strip().strip("`").strip()
-    if len(text) > 400:
-        return None
-    try:
-        node = ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return None
-    negate = False
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        negate, node = True, node.operand
-    if not isinstance(node, ast.Compare) or not all(type(op) in _CMP for op in node.ops):
-        return None
-    try:
-        values = [ast.literal_eval(x) for x in [node.left, *node.comparators]]
-        result = all(
-            bool(_CMP[type(op)](values[i], values[i + 1])) for i, op in enumerate(node.ops)
-        )
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        return None
-    return result != negate
-
-
 def _condition_lines(claim: Claim, shape: _Shape) -> set[int]:
     if claim.line is not None:
         return {claim.line} if claim.line in shape.cond_body else set()
@@ -345,7 +314,8 @@ def _condition_lines(claim: Claim, shape: _Shape) -> set[int]:
         )
         if scored and scored[0][0] >= 70:
             return {scored[0][1]}
-    if len(shape.cond_body) == 1:
+    if len(shape.cond_body) == 1 or claim.condition is None:
+        # "The condition is false": whichever condition ran there (all must disagree to contradict).
         return set(shape.cond_body)
     return set()
 
@@ -353,7 +323,30 @@ def _condition_lines(claim: Claim, shape: _Shape) -> set[int]:
 # --------------------------------------------------------------------------- alignment
 
 
-def _step_scores(step: ReasoningStep, trace: Any, shape: _Shape, pos: _Positions) -> list[float]:
+def _step_line(step: ReasoningStep, shape: _Shape, pos: _Positions) -> int | None:
+    """The source line whose effect a step states: a scratchpad `line N`, "after line N", or a quoted
+    statement ("running `x += 1`") matching exactly one line that is not a condition. Only lines
+    that ran count."""
+    ran = set(pos.ran)
+    if step.line is not None:
+        return step.line if step.line in ran else None
+    found: set[int] = set()
+    for ref in step.code_refs:
+        norm = ref.strip().rstrip(":")
+        for no, src in enumerate(shape.lines, start=1):
+            if no in shape.cond_body:
+                continue
+            s = src.strip().rstrip(":")
+            if s and fuzz.ratio(norm, s) >= 90:
+                found.add(no)
+    if len(found) == 1:
+        line = found.pop()
+        return line if line in ran else None
+    return None
+
+
+def _step_scores(step: ReasoningStep, trace: Any, shape: _Shape, pos: _Positions,
+                 line: int | None) -> list[float]:
     n = len(trace.steps)
     score = [0.0] * n
     text = step.text
@@ -382,13 +375,13 @@ def _step_scores(step: ReasoningStep, trace: Any, shape: _Shape, pos: _Positions
             lines = _condition_lines(claim, shape)
             for k, c in enumerate(pos.cond):
                 if c is not None and c[0] in lines:
-                    score[k] += _W_COND if str(c[1]) == claim.value else _W_COND / 3
+                    # Not rewarded for agreeing with the claimed outcome: that would place a
+                    # wrong claim on a run where it happens to hold and hide the slip.
+                    score[k] += _W_COND
         elif claim.kind in (RETURN, RAISE) and pos.returns_at is not None:
             score[pos.returns_at] += _W_PLACE
-    if step.line is not None:
-        for k, r in enumerate(pos.ran):
-            if r == step.line:
-                score[k] += _W_LINE
+    if line is not None:
+        score = [v + _W_LINE if pos.ran[k] == line else 0.0 for k, v in enumerate(score)]
     if step.iteration is not None:
         for k, it in enumerate(pos.iteration):
             if it == step.iteration:
@@ -439,8 +432,9 @@ def _dp(scores: list[list[float]], n_pos: int) -> list[int | None]:
 
 class _Judge:
     def __init__(self, chain: Chain, trace: Any, shape: _Shape, pos: _Positions,
-                 placed: list[int | None]) -> None:
+                 placed: list[int | None], lines: list[int | None]) -> None:
         self.chain, self.trace, self.shape, self.pos, self.placed = chain, trace, shape, pos, placed
+        self.lines = lines
         self.n = len(trace.steps)
         self.anchors: list[int | None] = [None] * len(chain.steps)
 
@@ -478,13 +472,20 @@ class _Judge:
                 break
         return lo, max(lo, hi)
 
-    def _candidates(self, step: ReasoningStep) -> list[int]:
+    def _candidates(self, step: ReasoningStep, claim: Claim | None = None) -> list[int]:
         """Positions a step may speak of: its own if pinned, else the window between pinned
-        neighbours, narrowed by the iteration / loop exit / call the step names."""
+        neighbours, narrowed by the iteration / loop exit / call the step names. A variable given
+        a second value in the same step ("x = [], and then x = [1]") may be later than the pin."""
         p = self.placed[step.index]
-        if p is not None and self.anchors[step.index] is not None:
-            return [p]
         lo, hi = self._window(step)
+        if p is not None and self.anchors[step.index] is not None:
+            again = claim is not None and any(
+                c is not claim and c.name == claim.name and c.kind == BINDING
+                for c in step.claims[: step.claims.index(claim)]
+            )
+            if not again:
+                return [p]
+            lo = p
         cand = list(range(lo, hi + 1))
         if step.at_call:
             cand = [k for k in cand if k <= self.pos.first_line] or cand
@@ -493,8 +494,9 @@ class _Judge:
         if step.after_loop:
             exits = [k for k in cand if self.pos.loop_exit[k]]
             cand = exits or cand
-        if step.line is not None:
-            cand = [k for k in cand if self.pos.ran[k] == step.line]
+        line = self.lines[step.index]
+        if line is not None:
+            cand = [k for k in cand if self.pos.ran[k] == line]
         return cand
 
     def _judge(self, step: ReasoningStep, claim: Claim) -> Judgement:
@@ -514,7 +516,7 @@ class _Judge:
     def _binding(self, step: ReasoningStep, claim: Claim) -> Judgement:
         name = claim.name or ""
         want = value_key(claim.value)
-        cand = self._candidates(step)
+        cand = self._candidates(step, claim)
         if want is _OPAQUE:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note="claimed value is not a literal")
         seen = [k for k in cand if name in self.pos.env[k]]
@@ -545,12 +547,12 @@ class _Judge:
 
     def _condition(self, step: ReasoningStep, claim: Claim) -> Judgement:
         if claim.condition and claim.line is None:
-            truth = literal_condition(claim.condition)
+            truth = evaluate_condition(claim.condition)
             if truth is not None:
                 verdict = CONSISTENT if str(truth) == claim.value else CONTRADICTED
                 return Judgement(step.index, claim, verdict, self.placed[step.index],
                                  None if verdict == CONSISTENT else str(truth),
-                                 "worked out from the literals in the condition")
+                                 "worked out from the values written in the condition")
         lines = _condition_lines(claim, self.shape)
         if not lines:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note="which condition is meant is unclear")
@@ -558,9 +560,7 @@ class _Judge:
         runs = [k for k in cand if self.pos.cond[k] is not None and self.pos.cond[k][0] in lines]
         if not runs:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note="the condition does not run here")
-        # The chain tells events in order: a named condition is the first run after the last pinned
-        # step; "the branch is skipped" may mean any condition run there.
-        for k in runs[:1] if claim.condition or claim.line is not None else runs:
+        for k in runs:
             if str(self.pos.cond[k][1]) == claim.value:
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
         k = runs[0]
@@ -570,12 +570,17 @@ class _Judge:
     def _condition_candidates(self, step: ReasoningStep) -> list[int]:
         """A condition is checked just before the step's state: widen a pinned step to the stretch
         since the previous pinned step."""
-        if step.line is not None:
+        if self.lines[step.index] is not None or step.line is not None:
             return self._candidates(step)
         p = self.placed[step.index]
         lo, hi = self._window(step)
         if p is not None and self.anchors[step.index] is not None:
             hi = p
+        else:
+            # Up to where the next step was placed: the chain has moved on by then.
+            later = [q for q in self.placed[step.index + 1:] if q is not None and q >= lo]
+            if later:
+                hi = min(hi, later[0])
         cand = list(range(lo, hi + 1))
         if step.iteration is not None and self.pos.iterations is not None:
             cand = [k for k in cand if self.pos.iteration[k] == step.iteration] or []
@@ -640,9 +645,10 @@ def align(chain: Chain, trace: Any) -> Alignment:
         return Alignment(chain, trace, [None] * len(chain.steps), judgements)
     shape = _shape(trace.code)
     pos = _positions(trace, shape)
-    scores = [_step_scores(s, trace, shape, pos) for s in chain.steps]
+    lines = [_step_line(s, shape, pos) for s in chain.steps]
+    scores = [_step_scores(s, trace, shape, pos, line) for s, line in zip(chain.steps, lines, strict=True)]
     placed = _dp(scores, n)
-    judge = _Judge(chain, trace, shape, pos, placed)
+    judge = _Judge(chain, trace, shape, pos, placed, lines)
     judgements = judge.run()
     positions = [trace.steps[p].index if p is not None else None for p in placed]
     return Alignment(chain, trace, positions, judgements)

@@ -74,6 +74,8 @@ class ReasoningStep:
     """The step speaks of the state once a loop has finished ("after the loop, ...")."""
     at_call: bool = False
     """The step states the arguments as bound at the call (scratchpad `call f(...)`, "initially")."""
+    code_refs: list[str] = field(default_factory=list)
+    """Backticked source code the step quotes ("running `x += 1`"): where in the code it is."""
 
 
 @dataclass
@@ -357,6 +359,7 @@ _AT_CALL_RE = re.compile(
     r"|we\s+call\s+f|the\s+input\s+is|the\s+arguments?\s+(?:is|are))\b",
     re.I,
 )
+_LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
 _LOOP_COUNT_RE = re.compile(
     r"\bloop\s+(?:runs|executes|iterates|goes\s+round|repeats)\s+(?P<n>\d+|once|twice|"
     r"one|two|three|four|five|six|seven|eight|nine|ten)\s+times?\b",
@@ -392,8 +395,10 @@ _BRANCH_RE = re.compile(
     r"entered|run)|bypassed))\b",
     re.I,
 )
-_COND_SHAPE = re.compile(r"(?:<=|>=|==|!=|<|>|\bnot\s+in\b|\bin\b|\bis\s+not\b|\.(?:startswith|endswith|"
-                         r"isdigit|isalpha|isupper|islower|isdecimal|isnumeric|isspace|isalnum|istitle)\()")
+_COND_SHAPE = re.compile(
+    r"(?:<=|>=|==|!=|<|>|\bnot\s+in\b|\bin\b|\bis\s+(?:not\s+)?(?:None|list|str|dict|int|tuple|set|float|bool)\b"
+    r"|\.(?:startswith|endswith|is[a-z]+)\()"
+)
 _RETURN_RE = re.compile(
     r"(?P<subj>\bthe\s+function\s+(?:f\s+)?|\bfunction\s+f\s+|`?\bf\([^\n]*?\)`?\s+|\bf\s+|\bit\s+|"
     r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|^)"
@@ -524,6 +529,9 @@ def _leading_condition(prefix: str) -> str | None:
     start = _condition_start(cut, len(cut))
     cond = cut[start:].strip().strip("`")
     cond = re.sub(r"^(?:since|because|as|and|so|if|here)\s+", "", cond, flags=re.I).strip().strip("`")
+    # "x > 3 is False, so the branch is skipped": the truth words are not part of the condition.
+    cond = re.sub(r"\s*(?:(?:is|evaluates\s+to|->)\s+(?:true|false)|is\s+(?:not\s+)?(?:met|satisfied))$", "",
+                  cond, flags=re.I).strip().strip("`")
     return cond if cond and _COND_SHAPE.search(cond) else None
 
 
@@ -604,6 +612,11 @@ def parse_prose(text: str, names: Iterable[str]) -> Chain:
         step.iteration = _find_iteration(chunk)
         step.after_loop = bool(_AFTER_LOOP_RE.search(chunk))
         step.at_call = bool(_AT_CALL_RE.search(chunk))
+        if m := _LINE_REF_RE.search(chunk):
+            step.line = int(m.group(1))
+        step.code_refs = [
+            c for c in re.findall(r"`([^`\n]{4,})`", chunk) if not is_literal(c) and not c.isidentifier()
+        ]
         conds = _find_conditions(chunk)
         masked = _mask_code(chunk)
         rets = _find_returns(masked, known)
