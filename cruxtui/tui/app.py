@@ -46,7 +46,7 @@ class CruxApp(App[int]):
         from cruxtui.tui.screens.browse import BrowseScreen
 
         self.push_screen(BrowseScreen())
-        install_step_counts(self)
+        self.call_after_refresh(install_step_counts, self)  # the dataset digest costs ~10 ms
         if self.dataset.source is Source.STARTER:
             self.notify(self.dataset.notice, title="Starter set", severity="warning", timeout=15)
         elif self.dataset.notice:
