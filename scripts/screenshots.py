@@ -72,7 +72,26 @@ async def trace_reasoning(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def cases(pilot: Pilot) -> None:
+    """The Cases screen on the example gallery in cases/ (real Code Llama failures)."""
+    pilot.app.options.cases = str(REPO / "cases")
+    await pilot.press("C")
+    await pilot.pause()
+
+
+async def cases_replay(pilot: Pilot) -> None:
+    """A case replayed (its recorded responses, re-extracted and re-scored), result in view."""
+    await cases(pilot)
+    await pilot.press("down", "r")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    pilot.app.screen.query_one("#case-detail").scroll_end(animate=False)
+    await pilot.pause()
+
+
 SHOTS: dict[str, Drive] = {
+    "cases": cases,
+    "cases-replay": cases_replay,
     "trace": trace,
     "trace-reasoning": trace_reasoning,
     "browse": browse,

@@ -291,7 +291,8 @@ def test_markdown_export_groups_by_tag() -> None:
     assert md.count("### ") == 2
     assert "⟪nums.count(1) is 3⟫" in md
     assert "```python\ndef f(nums):" in md
-    assert "| `[(3, 1), (2, 3), (1, 1)]` | 1 | fail: got" in md
+    assert "| `[(3, 1), (2, 3), (1, 1)]` | 1 | wrong |" in md
+    assert "| *(none extracted)* | 1 | unparsable: no [ANSWER] tags |" in md
 
 
 # CLI ---------------------------------------------------------------------------------------------
@@ -623,7 +624,7 @@ async def test_cases_screen_replay_streams_and_reports(scripted, official: objec
         assert all("".join(parts).strip() == a.raw.strip()
                    for parts, a in zip(screen.replay_text.values(), report.attempts, strict=True))
         shown = str(screen.query_one("#case-replay", Static).render())
-        assert f"reproduced: reproduced {REPLAYS}/{REPLAYS}" in shown and "replay 3" in shown
+        assert f"\nreproduced {REPLAYS}/{REPLAYS}\n" in shown and "replay 3 WRONG" in shown
 
 
 def test_from_run_on_imported_codellama_generations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

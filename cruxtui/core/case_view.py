@@ -59,9 +59,9 @@ def answers_table(case: FailureCase) -> Table:
     table.add_column("answer", overflow="fold")
     table.add_column("n", justify="right")
     table.add_column("verdict", overflow="fold")
-    for answer, count, passed, reason in answer_counts(case):
+    for answer, count, passed, verdict in answer_counts(case):
         table.add_row(answer or "(none extracted)", str(count),
-                      Text("pass", style="green") if passed else Text(f"fail: {reason}", style="red"))
+                      Text(verdict, style="green" if passed else "red"))
     return table
 
 

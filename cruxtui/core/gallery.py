@@ -104,14 +104,21 @@ def truth_line(case: FailureCase) -> str:
     return f"assert f({case.input}) == {case.output}"
 
 
+def verdict_label(passed: bool, kind: str, reason: str) -> str:
+    """`pass`, `wrong` (the truth is shown beside the answer), or the kind with its reason."""
+    if passed:
+        return "pass"
+    return "wrong" if kind == "wrong" else f"{kind}: {reason}"
+
+
 def answer_counts(case: FailureCase) -> list[tuple[str, int, bool, str]]:
-    """Distinct answers, most frequent first: (answer, count, passed, reason of its first copy)."""
+    """Distinct answers, most frequent first: (answer, count, passed, verdict label)."""
     counts = Counter(g.answer if g.answer is not None else "" for g in case.generations)
     first: dict[str, tuple[bool, str]] = {}
     for g in case.generations:
         key = g.answer if g.answer is not None else ""
-        first.setdefault(key, (g.passed, g.reason if g.answer is not None else
-                               (g.extraction_error or g.reason)))
+        reason = g.reason if g.answer is not None else (g.extraction_error or g.reason)
+        first.setdefault(key, (g.passed, verdict_label(g.passed, g.kind, reason)))
     return [(a, n, *first[a]) for a, n in counts.most_common()]
 
 
@@ -171,9 +178,8 @@ def _md_case(case: FailureCase) -> list[str]:
         out += ["", *(f"> {line}" for line in case.note.splitlines())]
     out += ["", _fence(case.code, "python"), "", "**Truth:** " + _md_inline(truth_line(case)), ""]
     out += ["| answer | count | verdict |", "|---|---:|---|"]
-    for answer, count, passed, reason in answer_counts(case):
+    for answer, count, _passed, verdict in answer_counts(case):
         cell = _md_inline(answer) if answer else "*(none extracted)*"
-        verdict = "pass" if passed else f"fail: {reason}"
         out.append(f"| {_md_cell(cell)} | {count} | {_md_cell(verdict)} |")
     gi = shown_generation(case)
     if gi is not None:
@@ -303,11 +309,10 @@ def _html_case(case: FailureCase, formatter: HtmlFormatter) -> str:
             f"raises <code>{esc(t.exception)}</code>")
         meta.append(f"real execution: {t.steps} steps, {end}")
     rows = []
-    for answer, count, passed, reason in answer_counts(case):
+    for answer, count, passed, verdict in answer_counts(case):
         cell = f"<code>{esc(answer)}</code>" if answer else "<i>(none extracted)</i>"
-        verdict = "pass" if passed else f"fail: {esc(reason)}"
         rows.append(f'<tr><td>{cell}</td><td>{count}</td><td class="{"pass" if passed else "fail"}">'
-                    f"{verdict}</td></tr>")
+                    f"{esc(verdict)}</td></tr>")
     reasoning = ""
     gi = shown_generation(case)
     if gi is not None:

@@ -86,6 +86,7 @@ class CasesScreen(Screen[None]):
                            ("tags", "tags")):
             table.add_column(label, key=key)
         self.action_reload()
+        table.focus()
 
     # Data ------------------------------------------------------------------------------------
     def action_reload(self) -> None:
@@ -179,7 +180,8 @@ class CasesScreen(Screen[None]):
                 out.append(f"  {a.reason}", style="dim")
             out.append("\n" + "".join(self.replay_text[i]).strip() + "\n")
         if report is not None:
-            out.append(f"\n{report.status}: {report.summary}\n", style=_STATUS_STYLE[report.status])
+            label = report.summary + (f" ({report.status})" if report.status in ("fixed", "partly") else "")
+            out.append(f"\n{label}\n", style=_STATUS_STYLE[report.status])
             for line in report.changes or report.errors:
                 out.append(f"  {line}\n")
         self.query_one("#case-replay", Static).update(out)
