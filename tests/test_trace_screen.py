@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from cruxtui.core.dataset import Dataset, load_dataset, starter_path
-from cruxtui.core.trace import trace
+from cruxtui.core.trace import Trace, trace
 from cruxtui.tui.app import CruxApp
 from cruxtui.tui.screens.browse import BrowseScreen
 from cruxtui.tui.screens.trace import TraceScreen
@@ -146,6 +146,24 @@ async def test_a_raising_call_says_so(official: Dataset) -> None:
         assert screen.trace.steps[screen.index].event == "return"  # type: ignore[union-attr]
         await pilot.press("left")
         assert screen.query_one(TraceCode).event == "exception"
+
+
+async def test_step_cap_and_timeout_are_said(official: Dataset) -> None:
+    sample = official["sample_0"]
+    capped = trace("def f(x):\n    while True:\n        x += 1", "f(0)", max_steps=300)
+    stuck = Trace(sample.code, "f(big)", [], None, None, truncated=False, timeout=True, error=None, numsteps=0)
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        for result, says in ((capped, "stopped after 300 steps (step cap)"), (stuck, "timed out")):
+            app.push_screen(TraceScreen(sample, result.call, trace=result))
+            await pilot.pause()
+            end = app.screen.query_one("#trace-end", Static)
+            assert says in str(end.render()) and end.has_class("-failed")
+            await pilot.press("end", "left")  # stepping works (or does nothing) without errors
+            status = str(app.screen.query_one("#trace-status", Static).render())
+            assert ("no steps recorded" in status) == (not result.steps)
+            app.pop_screen()
+            await pilot.pause()
 
 
 async def test_numsteps_column_sorts_and_filters() -> None:
