@@ -21,6 +21,11 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 
 ## Sample
 - `[` / `]` step to the previous / next sample in the Browse order; `Escape` goes back.
+- `s` saves the sample's failure (from the run panel's run, else the newest stored run where it failed) as a case, asking for tags and a note.
+
+## Cases
+- `C` lists the saved cases (./cases, `--cases DIR`); filter by tag, model and task.
+- `r` replays the selected case on its recorded model and reports "reproduced k/N"; `t` edits tags and note; `e` exports the list as HTML or Markdown; `o` opens its sample.
 
 ## Everywhere
 - `Ctrl+P` opens the command palette: type a sample id (or a word of its code) to jump to it.
