@@ -56,6 +56,11 @@ def test_config_lives_in_the_config_dir() -> None:
     assert config_path() == Path(os.environ["CRUXTUI_CONFIG_DIR"]) / "config.toml"
 
 
+def test_open_backend_carries_the_endpoints_concurrency(config: Path) -> None:
+    assert open_backend(endpoint="local").concurrency == 16
+    assert open_backend(endpoint="base").concurrency is None
+
+
 def test_named_endpoint(config: Path) -> None:
     ep = resolve_endpoint("base")
     assert ep.spec == ModelSpec("openai", "codellama-7b", "http://gpu-box:8000/v1", "completions")

@@ -180,10 +180,12 @@ async def with_retries(
 class Backend(Protocol):
     """An async model. `stream` yields the text chunks of ONE completion (it ignores `params.n`);
     `complete` returns `params.n` finished completions. `supports_n` says whether one `complete`
-    call with n > 1 is cheaper than n calls (the runner batches then)."""
+    call with n > 1 is cheaper than n calls (the runner batches then). `concurrency` is the
+    number of requests in flight the endpoint's configuration asks for (None: the caller decides)."""
 
     spec: ModelSpec
     supports_n: bool
+    concurrency: int | None
 
     def stream(self, prompt: Prompt, params: SamplingParams) -> AsyncIterator[str]: ...
 

@@ -181,4 +181,6 @@ def open_backend(
         endpoint, base_url=base_url, model=model, api=api, backend=backend, path=path,
         api_key=api_key, timeout=timeout,
     )
-    return make_backend(ep.spec, api_key=ep.api_key, timeout=ep.timeout, retry=retry, on_retry=on_retry)
+    backend = make_backend(ep.spec, api_key=ep.api_key, timeout=ep.timeout, retry=retry, on_retry=on_retry)
+    backend.concurrency = ep.concurrency
+    return backend

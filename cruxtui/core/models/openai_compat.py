@@ -104,6 +104,8 @@ class OpenAICompatBackend:
     """Chat or completions requests to one model on one OpenAI-compatible server."""
 
     supports_n = True
+    concurrency: int | None = None
+    """Requests in flight the endpoint asks for (config.toml `concurrency`); None: caller decides."""
 
     def __init__(
         self,

@@ -53,6 +53,8 @@ class ReplayBackend:
     """Serves recorded texts; `delay` seconds per completion imitates a model's latency."""
 
     supports_n = True
+    concurrency: int | None = None
+    """Requests in flight the endpoint asks for (config.toml `concurrency`); None: caller decides."""
 
     def __init__(
         self,

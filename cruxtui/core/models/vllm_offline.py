@@ -94,6 +94,8 @@ class VllmBackend:
     """vLLM's offline `LLM` engine. Created lazily on the first request (loading takes minutes)."""
 
     supports_n = True
+    concurrency: int | None = None
+    """Requests in flight the endpoint asks for (config.toml `concurrency`); None: caller decides."""
 
     def __init__(self, spec: ModelSpec, **engine_args: Any) -> None:
         self.spec = spec
