@@ -39,8 +39,7 @@ def current_line(screen: TraceScreen) -> int | None:
 
 
 def changed_rows(screen: TraceScreen) -> list[str]:
-    table = screen.query_one(LocalsTable)
-    return [str(table.get_row_at(i)[1]) for i in range(table.row_count) if str(table.get_row_at(i)[0])]
+    return [name for name, _, changed in screen.query_one(LocalsTable).rows if changed]
 
 
 async def test_step_forward_and_back(official: Dataset) -> None:

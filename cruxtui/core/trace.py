@@ -83,23 +83,35 @@ class Trace:
             return [(n, r) for n, r in step.locals if n in step.changed]
         if step.event != "line":
             return []
-        after = self._next_in_frame()[index]
+        after = self._frame_links()[1][index]
         if after is None:
             return []
         later = self.steps[after]
         shown = dict(later.locals)
         return [(n, shown[n]) for n in later.changed if n in shown]
 
-    def _next_in_frame(self) -> list[int | None]:
-        """For each step, the index of the next step of the same frame (one pass, cached)."""
-        cached = self.__dict__.get("_next_cache")
-        if cached is None or len(cached) != len(self.steps):
-            cached = [None] * len(self.steps)
-            upcoming: dict[int, int] = {}
+    def before(self, index: int) -> dict[str, str]:
+        """The locals of step `index`'s frame at its previous step (empty at the frame's call):
+        what the changed variables were before."""
+        earlier = self._frame_links()[0][index]
+        return dict(self.steps[earlier].locals) if earlier is not None else {}
+
+    def _frame_links(self) -> tuple[list[int | None], list[int | None]]:
+        """For each step, the index of the previous and of the next step of the same frame
+        (two passes over the steps, computed once)."""
+        cached = self.__dict__.get("_links")
+        if cached is None or len(cached[0]) != len(self.steps):
+            previous: list[int | None] = [None] * len(self.steps)
+            following: list[int | None] = [None] * len(self.steps)
+            last: dict[int, int] = {}
+            for step in self.steps:
+                previous[step.index] = last.get(step.frame)
+                last[step.frame] = step.index
+            last.clear()
             for step in reversed(self.steps):
-                cached[step.index] = upcoming.get(step.frame)
-                upcoming[step.frame] = step.index
-            self.__dict__["_next_cache"] = cached
+                following[step.index] = last.get(step.frame)
+                last[step.frame] = step.index
+            cached = self.__dict__["_links"] = (previous, following)
         return cached
 
     def visits(self, line: int) -> list[int]:

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -93,7 +93,7 @@ class TraceScreen(Screen[None]):
             # Not focusable: the arrow keys step through the trace instead of scrolling.
             with VerticalScroll(id="trace-code-pane", can_focus=False):
                 yield TraceCode(self.trace.code if self.trace else self.sample.code, id="trace-code")
-            with Vertical(id="trace-locals-pane"):
+            with VerticalScroll(id="trace-locals-pane", can_focus=False):
                 yield Static(id="trace-frame")
                 yield LocalsTable(id="trace-locals")
         yield Static(id="trace-status")
@@ -185,7 +185,7 @@ class TraceScreen(Screen[None]):
         step = self.trace.steps[index]
         self.query_one(TraceCode).show(step.line, step.event)
         self._scroll_code_to(step.line)
-        self.query_one(LocalsTable).show_step(step)
+        self.query_one(LocalsTable).show_step(step, self.trace.before(index))
         frame = f"locals of {step.func}" + (f" (depth {step.depth})" if step.depth else "")
         self.query_one("#trace-frame", Static).update(Text(frame, style="bold"))
         self.query_one("#trace-status", Static).update(self._status(step))
