@@ -15,7 +15,7 @@ from cruxtui import __version__
 
 # Subcommand modules under cruxtui.commands; each defines `register(subparsers) -> None`
 # and sets `func=` on its parser. Order here is the order in `--help`.
-COMMANDS = ("samples", "download", "cases", "run", "runs", "compare", "export", "align", "trace", "score")
+COMMANDS = ("samples", "download", "cases", "run", "runs", "compare", "export", "align", "trace", "score", "perturb")
 
 
 class CliError(Exception):
