@@ -115,8 +115,11 @@ def test_input_verdicts_and_reasons(box: Sandbox) -> None:
     assert check(TEXT, "input", "f('abc'", box).kind == "unparsable"
     long = check(TEXT, "input", "f('" + "a" * 30000 + "')", box)
     assert long.kind == "unparsable" and "longer than" in long.reason
-    arg_error = check(TEXT, "input", "f(1/0)", box)
-    assert arg_error.kind == "exception" and "evaluating the arguments raised ZeroDivisionError" in arg_error.reason
+    pure_error = check(TEXT, "input", "f(1/0)", box)  # operators on literals: evaluated with f
+    assert pure_error.reason == "f(1/0) raised ZeroDivisionError: division by zero"
+    arg_error = check(TEXT, "input", "f(int('x'))", box)  # code: evaluated in a child of its own
+    assert arg_error.kind == "exception" and "evaluating the arguments raised ValueError" in arg_error.reason
+    assert check(TEXT, "input", "f(str('abc'))", box).passed
 
 
 def test_check_rejects_an_unknown_task() -> None:

@@ -43,37 +43,55 @@ def call_f(payload: dict[str, Any]) -> Any:
     return _run_code(payload["code"])["f"](*payload["args"], **payload["kwargs"])
 
 
-def call_f_many(payload: dict[str, Any]) -> list[list[Any]]:
-    """Several `call_f` in one child, each on a freshly executed copy of the code.
+def eval_pure(payload: dict[str, Any]) -> Any:
+    """Evaluate `payload["call"]` next to the sample's code (only for pure predictions: literals,
+    operators and calls of the benchmark's own `f`, nothing a prediction could tamper with)."""
+    namespace = _run_code(payload["code"])
+    return eval(compile(payload["call"], "<call>", "eval", dont_inherit=True), namespace)
 
-    Per call: `["ok", value]`, `["exception", "Type: message"]`, `["memory", ...]` or
-    `["bad_result", why]`. The scorer re-runs every call alone if this child as a whole fails
-    (timeout, crash), so batching never changes a verdict; it only saves forks.
+
+def run_many(payload: dict[str, Any]) -> list[list[Any]]:
+    """Several jobs in one child, each on a freshly executed copy of the sample's code.
+
+    Only for work that cannot tamper with its neighbours: trusted `f` on plain arguments, pure
+    predictions, and the official check of pure predictions. Per item: `["ok", value]`,
+    `["exception", "Type: message"]`, `["memory", ...]` or `["bad_result", why]`. If the child as
+    a whole fails (timeout, crash, SystemExit) the scorer re-runs every item alone, so batching
+    never changes a verdict; it only saves forks.
     """
     results: list[list[Any]] = []
-    for args, kwargs in payload["calls"]:
+    for item in payload["items"]:
+        job = _BATCHABLE[item["job"]]
         try:
-            value = _run_code(payload["code"])["f"](*args, **kwargs)
+            value = job({"code": payload["code"], **item})
         except MemoryError:
             results.append(["memory", "out of memory"])
             continue
         except Exception as exc:  # noqa: BLE001 - the benchmark counts any exception as a failure
-            results.append(["exception", f"{type(exc).__name__}: {exc}"[:500]])
+            results.append(["exception", _describe(exc)])
             continue
         if values.is_plain(value):
             results.append(["ok", value])
         else:
-            results.append(
-                ["bad_result", f"a value of type {type(value).__name__} is not plain data"]
-            )
+            results.append(["bad_result", f"a value of type {type(value).__name__} is not plain data"])
     return results
 
 
-def official_check(payload: dict[str, Any]) -> bool:
-    """The benchmark's own check, as it does it: exec `{code}\\nassert {output} == {prediction}`.
+def _describe(exc: BaseException) -> str:
+    text = str(exc)[:500]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
-    Only run when the spliced text could mean something other than our parsed comparison, to
-    record what the official scorer would have said. Passing = no exception.
+
+def official_check(payload: dict[str, Any]) -> bool:
+    """The benchmark's own check, as it does it: exec `{code}\n{assertion}` as one program.
+
+    `assertion` is `assert {output} == {prediction}`, spliced as text. Only run when that text
+    could mean something other than our parsed comparison, to record what the official scorer
+    would have said. Passing = no exception.
     """
-    exec(compile(payload["program"], "<program>", "exec", dont_inherit=True), {})
+    program = f"{payload['code']}\n{payload['assertion']}"
+    exec(compile(program, "<program>", "exec", dont_inherit=True), {})
     return True
+
+
+_BATCHABLE = {"call_f": call_f, "eval_pure": eval_pure, "official_check": official_check}

@@ -72,8 +72,9 @@ _JOBS = "cruxtui.core.checkjobs"
 EXEC_CALL = "cruxtui.core.sandbox:exec_call"
 EVAL_ARGUMENTS = f"{_JOBS}:eval_arguments"
 CALL_F = f"{_JOBS}:call_f"
-CALL_F_MANY = f"{_JOBS}:call_f_many"
+EVAL_PURE = f"{_JOBS}:eval_pure"
 OFFICIAL_CHECK = f"{_JOBS}:official_check"
+RUN_MANY = f"{_JOBS}:run_many"
 _OFFICIAL_LIMITS = Limits(output_bytes=256 * 1024 * 1024)
 """The official harness swallows any amount of printing; so does our run of it."""
 
@@ -120,6 +121,8 @@ class _Job:
     name: str
     payload: dict[str, Any]
     limits: Limits | None = None
+    batchable: bool = False
+    """Trusted or pure work that may share a child with other jobs on the same code."""
 
     @cached_property
     def key(self) -> str:
@@ -127,7 +130,10 @@ class _Job:
         return json.dumps([self.name, values.encode(self.payload)], separators=(",", ":"))
 
 
-_Steps = Generator[_Job, Outcome, Verdict]
+_Request = _Job | tuple[_Job, ...]
+"""What a check asks the sandbox for: one job, or several to run in the same round."""
+
+_Steps = Generator[_Request, Any, Verdict]
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,18 +148,51 @@ def check(sample: Sample, task: str, prediction: str, sandbox: Sandbox | None = 
     steps = _steps(sample, task, prediction)
     box = sandbox
     try:
-        job = next(steps)
+        request = next(steps)
         while True:
             box = box or default_sandbox()
-            job = steps.send(box.run(job.name, job.payload, job.limits))
+            if isinstance(request, tuple):
+                request = steps.send(tuple(box.run(j.name, j.payload, j.limits) for j in request))
+            else:
+                request = steps.send(box.run(request.name, request.payload, request.limits))
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
 
 
 def _steps(sample: Sample, task: str, prediction: str) -> _Steps:
-    verdict = yield from (_output_steps if task == "output" else _input_steps)(sample, prediction)
-    official = yield from _official_steps(sample, task, prediction, verdict)
-    return Verdict(verdict.passed, verdict.kind, verdict.reason, verdict.produced, official)
+    """Our verdict, and the official one; where the latter needs its own run, both share a round."""
+    strict_steps = (_output_steps if task == "output" else _input_steps)(sample, prediction)
+    plan = _official_plan(sample, task, prediction)
+    try:
+        first: _Job | None = next(strict_steps)
+    except StopIteration as stop:
+        first, strict = None, stop.value
+    official: bool
+    if isinstance(plan, _Job):
+        if first is None:
+            official = _official_passed((yield plan))
+        else:
+            official_outcome, outcome = yield (plan, first)
+            official = _official_passed(official_outcome)
+            strict = yield from _resume(strict_steps, outcome)
+    else:
+        if first is not None:
+            strict = yield from _resume(strict_steps, (yield first))
+        if isinstance(plan, bool):
+            official = plan
+        else:
+            official = yield from _derived_official(sample, task, prediction, plan, strict)
+    return Verdict(strict.passed, strict.kind, strict.reason, strict.produced, official)
+
+
+def _resume(steps: Generator[_Job, Outcome, _Strict], outcome: Outcome) -> Generator[_Job, Outcome, _Strict]:
+    """Carry on a strict check that has just been sent `outcome` for its pending job."""
+    while True:
+        try:
+            job = steps.send(outcome)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        outcome = yield job
 
 
 @dataclass(frozen=True)
@@ -259,7 +298,10 @@ def _output_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _
     literal = _literal(tree)
     if literal is not None:
         return _compare(expected, literal[0], literal=True)
-    outcome = yield _Job(EXEC_CALL, {"code": sample.code, "call": prediction.strip()})
+    if _pure(tree):
+        outcome = yield _Job(EVAL_PURE, {"code": sample.code, "call": prediction.strip()}, batchable=True)
+    else:
+        outcome = yield _Job(EXEC_CALL, {"code": sample.code, "call": prediction.strip()})
     if not outcome.ok:
         return _failure(outcome, "the prediction")
     return _compare(expected, outcome.value, literal=False)
@@ -274,17 +316,27 @@ def _input_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _S
         return _Strict(False, "not_a_call", "not a bare call f(...)")
     expected = yield from _expected(sample)
     arguments = _literal_arguments(call)
-    literal = arguments is not None or _pure(call)
-    if arguments is None:
+    if arguments is not None:
+        args, kwargs = arguments
+        payload = {"code": sample.code, "args": args, "kwargs": kwargs}
+        outcome = yield _Job(CALL_F, payload, batchable=True)
+        shown_call, literal = _shown_call(args, kwargs), True
+    elif _pure(tree):
+        # Operators on literals and calls of the benchmark's own f: nothing in it can tamper with
+        # the result, so it is evaluated whole, f included.
+        outcome = yield _Job(EVAL_PURE, {"code": sample.code, "call": prediction.strip()}, batchable=True)
+        shown_call, literal = _bounded_text(prediction.strip()), True
+    else:
         outcome = yield _Job(EVAL_ARGUMENTS, {"code": sample.code, "call": prediction.strip()})
         if not outcome.ok:
             return _failure(outcome, "evaluating the arguments")
         arguments = _checked_arguments(outcome.value)
         if arguments is None:
             return _Strict(False, "bad_value", "the arguments did not evaluate to plain data")
-    args, kwargs = arguments
-    outcome = yield _Job(CALL_F, {"code": sample.code, "args": args, "kwargs": kwargs})
-    shown_call = _shown_call(args, kwargs)
+        args, kwargs = arguments
+        payload = {"code": sample.code, "args": args, "kwargs": kwargs}
+        outcome = yield _Job(CALL_F, payload, batchable=True)
+        shown_call, literal = _shown_call(args, kwargs), False
     if not outcome.ok:
         verdict = _failure(outcome, shown_call)
         return _Strict(
@@ -310,6 +362,9 @@ def _literal_arguments(call: ast.Call) -> tuple[list[Any], dict[str, Any]] | Non
 
 
 _PURE_NODES = (
+    ast.Expression,
+    ast.Module,
+    ast.Assert,
     ast.Constant,
     ast.List,
     ast.Tuple,
@@ -332,13 +387,25 @@ _PURE_NODES = (
 )
 
 
-def _pure(call: ast.Call) -> bool:
-    """True if the call's arguments use no names, attributes or calls: operators on literals only.
+def _pure(tree: ast.AST) -> bool:
+    """True if `tree` holds only literals, operators and calls of the benchmark's `f` by name.
 
-    Such arguments evaluate to the same values wherever they are evaluated, so the official
-    check (which evaluates them next to `f`) must agree with our two-child evaluation."""
-    nodes = [*call.args, *call.keywords]
-    return all(isinstance(node, _PURE_NODES) for top in nodes for node in ast.walk(top))
+    No other names, no attributes, no other calls: evaluating it runs nothing but builtin
+    operators and trusted benchmark code, so it cannot tamper with anything. It may share a child
+    with other pure work, and it evaluates to the same values wherever it is evaluated."""
+    for node in ast.walk(tree):
+        if isinstance(node, _PURE_NODES):
+            continue
+        if isinstance(node, ast.Name) and node.id == "f" and isinstance(node.ctx, ast.Load):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "f":
+            continue
+        return False
+    return True
+
+
+def _bounded_text(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _checked_arguments(value: Any) -> tuple[list[Any], dict[str, Any]] | None:
@@ -374,9 +441,9 @@ def official_prefilter(sample: Sample, task: str, prediction: str) -> bool:
     return f"f({sample.input})" in prediction
 
 
-def _official_steps(
-    sample: Sample, task: str, prediction: str, strict: _Strict
-) -> Generator[_Job, Outcome, bool]:
+def _official_plan(sample: Sample, task: str, prediction: str) -> bool | _Job | ast.Module:
+    """What the official check needs: decided already (bool), its own run (the job), or, when the
+    spliced text parses to exactly our comparison, derivation from our verdict (the parsed splice)."""
     if official_prefilter(sample, task, prediction) or len(prediction) > MAX_OFFICIAL_CHARS:
         return False
     splice = f"assert {sample.output} == {prediction}"
@@ -384,13 +451,32 @@ def _official_steps(
         spliced = ast.parse(splice)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False  # the whole program fails to compile: an exception, so a failure
-    # Same comparison, and the same evaluation: literals only, or (output task) the same expression
-    # evaluated next to the same code. Input-task argument code ran apart from f, so not that.
-    evaluated_alike = strict.literal or task == "output"
-    if strict.settled and evaluated_alike and _same_comparison(spliced, sample.output, prediction):
-        return strict.passed
-    outcome = yield _Job(OFFICIAL_CHECK, {"program": f"{sample.code}\n{splice}"}, _OFFICIAL_LIMITS)
+    if _same_comparison(spliced, sample.output, prediction):
+        return spliced
+    return _official_job(sample, splice, spliced)
+
+
+def _official_job(sample: Sample, splice: str, spliced: ast.Module) -> _Job:
+    payload = {"code": sample.code, "assertion": splice}
+    if _pure(spliced):  # only literals, operators and f: cannot print, may share a child
+        return _Job(OFFICIAL_CHECK, payload, batchable=True)
+    return _Job(OFFICIAL_CHECK, payload, _OFFICIAL_LIMITS)
+
+
+def _official_passed(outcome: Outcome) -> bool:
     return outcome.ok and outcome.value is True
+
+
+def _derived_official(
+    sample: Sample, task: str, prediction: str, spliced: ast.Module, strict: _Strict
+) -> Generator[_Job, Outcome, bool]:
+    """The official verdict of a prediction whose splice is exactly our comparison."""
+    # The same evaluation, too: literals only, or (output task) the same expression evaluated next
+    # to the same code. Input-task argument code ran apart from f, so not that.
+    if strict.settled and (strict.literal or task == "output"):
+        return strict.passed
+    outcome = yield _official_job(sample, f"assert {sample.output} == {prediction}", spliced)
+    return _official_passed(outcome)
 
 
 def _same_comparison(spliced: ast.Module, output: str, prediction: str) -> bool:
@@ -450,7 +536,7 @@ def check_many(
         if progress is not None:
             progress(done[0], total)
 
-    waiting: list[tuple[int, _Steps, _Job]] = []
+    waiting: list[tuple[int, _Steps, _Request]] = []
     for slot, (sample, prediction) in enumerate(unique):
         steps = _steps(sample, task, prediction)
         try:
@@ -461,36 +547,50 @@ def check_many(
     outcomes: dict[str, Outcome] = {}  # across rounds: f(*[x]) needs the same run as f(x)
     while waiting:
         box = box or default_sandbox()
-        outcomes.update(_run_jobs(box, [job for _, _, job in waiting if job.key not in outcomes]))
-        next_round: list[tuple[int, _Steps, _Job]] = []
-        for slot, steps, job in waiting:
+        jobs = [job for _, _, request in waiting for job in _jobs_of(request)]
+        outcomes.update(_run_jobs(box, [job for job in jobs if job.key not in outcomes]))
+        next_round: list[tuple[int, _Steps, _Request]] = []
+        for slot, steps, request in waiting:
+            if isinstance(request, tuple):
+                answer: Any = tuple(outcomes[job.key] for job in request)
+            else:
+                answer = outcomes[request.key]
             try:
-                next_round.append((slot, steps, steps.send(outcomes[job.key])))
+                next_round.append((slot, steps, steps.send(answer)))
             except StopIteration as stop:
                 finish(slot, stop.value)
         waiting = next_round
     return [results[index[(s.id, s.code, p)]] for s, p in pairs]  # type: ignore[misc]
 
 
+def _jobs_of(request: _Request) -> tuple[_Job, ...]:
+    return request if isinstance(request, tuple) else (request,)
+
+
 def _run_jobs(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
-    """Run each distinct job once; `call_f` jobs of one sample's code go to a shared child."""
+    """Run each distinct job once; batchable jobs on the same code share a child (`run_many`)."""
     distinct: dict[str, _Job] = {}
     for job in jobs:
         distinct.setdefault(job.key, job)
     singles: list[_Job] = []
-    calls_by_code: dict[str, list[_Job]] = {}
+    groups: dict[tuple[str, Limits | None], list[_Job]] = {}
     for job in distinct.values():
-        if job.name == CALL_F:
-            calls_by_code.setdefault(job.payload["code"], []).append(job)
+        if job.batchable:
+            groups.setdefault((job.payload["code"], job.limits), []).append(job)
         else:
             singles.append(job)
     batches: list[tuple[_Job, list[_Job]]] = []
-    for code, group in calls_by_code.items():
-        if len(group) == 1:
-            singles.extend(group)
-            continue
-        calls = [[j.payload["args"], j.payload["kwargs"]] for j in group]
-        batches.append((_Job(CALL_F_MANY, {"code": code, "calls": calls}), group))
+    for (code, limits), group in groups.items():
+        for start in range(0, len(group), _BATCH_SIZE):
+            chunk = group[start : start + _BATCH_SIZE]
+            if len(chunk) == 1:
+                singles.extend(chunk)
+                continue
+            items = [
+                {"job": j.name.partition(":")[2]} | {k: v for k, v in j.payload.items() if k != "code"}
+                for j in chunk
+            ]
+            batches.append((_Job(RUN_MANY, {"code": code, "items": items}, limits), chunk))
     outcomes = _map(box, [job for job, _ in batches] + singles)
     retry: list[_Job] = []
     for batch, group in batches:
@@ -499,18 +599,21 @@ def _run_jobs(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
         if parts is None or len(parts) != len(group):
             retry.extend(group)
             continue
+        share = result.elapsed / len(group)
         for job, part in zip(group, parts, strict=True):
-            status, value = (
-                (part + [None, None])[:2] if type(part) is list else ("bad_result", None)
-            )
+            status, value = (part + [None, None])[:2] if type(part) is list else ("bad_result", None)
             if status == "ok":
-                outcomes[job.key] = Outcome("ok", value, "", result.elapsed / len(group))
+                outcomes[job.key] = Outcome("ok", value, "", share)
             elif status == "exception":
-                outcomes[job.key] = Outcome(status, None, str(value), result.elapsed / len(group))
+                outcomes[job.key] = Outcome(status, None, str(value), share)
             else:
-                retry.append(job)  # memory, odd values: judge it alone, exactly as a single call
+                retry.append(job)  # memory, odd values: judge it alone, exactly as a single job
     outcomes.update(_map(box, retry))
     return outcomes
+
+
+_BATCH_SIZE = 32
+"""Most jobs sharing one child: a batch that times out is re-run job by job, so keep it modest."""
 
 
 def _map(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
