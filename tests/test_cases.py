@@ -695,3 +695,29 @@ async def test_committed_example_gallery_loads_and_reproduces() -> None:
         assert case.trace is not None and case.trace.return_repr == case.output
         report = await replay_case(case, 3)
         assert report.status == "reproduced", (case.name, report.changes)
+
+
+def test_variant_case_records_its_code_output_and_chain(tmp_path: Path, official: object) -> None:
+    from cruxtui.core.case_build import cases_from_run
+    from cruxtui.core.perturb import make_variant, parse_spec
+    from cruxtui.core.runs import RunStore
+
+    variant = make_variant(official["sample_12"], [parse_spec("rename:anonymize")])  # type: ignore[index]
+    vid = variant.id
+    assert vid.startswith("sample_12~")
+    _store_failing_run(official, vid, [("[THOUGHT]\nx1 does not start with x2.\n[/THOUGHT]\n"
+                                        "[ANSWER]\nassert f(...) == 'x'\n[/ANSWER]", "'x'", False)])
+    with RunStore() as store:
+        run_id = store.runs()[0].id
+        plain = cases_from_run(store, run_id, official)  # type: ignore[arg-type]
+        made = cases_from_run(store, run_id, official, variants={vid: variant})  # type: ignore[arg-type]
+    assert plain.cases == [] and "not in the open dataset" in plain.skipped[0]
+    [case] = made.cases
+    assert case.sample_id == vid and case.base_sample_id == "sample_12"
+    assert case.code == variant.sample.code != official["sample_12"].code  # type: ignore[index]
+    assert case.output == variant.sample.output and case.input == variant.sample.input
+    assert [(p["name"], p["params"]) for p in case.perturbations] == [("rename", "anonymize")]
+    assert case.prompt["text"].count(variant.sample.code.strip()) == 1  # the variant was asked
+    assert case.trace is not None and case.trace.return_repr == variant.sample.output
+    loaded = load_case(save_case(case, tmp_path))
+    assert loaded == case and loaded.case_id.startswith(vid.replace(":", "-"))

@@ -8,7 +8,7 @@ truth without anyone re-running anything.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,9 +137,14 @@ def cases_from_run(
     samples: Sequence[str] | None = None,
     tags: Iterable[str] = (),
     note: str = "",
+    variants: Mapping[str, Any] | None = None,
 ) -> FromRunResult:
     """One case per sample of a stored run (all its generations); `failed_only` keeps samples
-    with at least one failing generation. Raises `RunStoreError` for an unknown run."""
+    with at least one failing generation. Raises `RunStoreError` for an unknown run.
+
+    A run's variants (`sample_12~anon`) are not in the dataset: pass them as `variants` (id ->
+    `cruxtui.core.perturb.Variant`), and their cases record the variant's code, input, output and
+    transform chain."""
     from cruxtui.core.models.base import SamplingParams
     from cruxtui.core.prompts import TEMPLATE_VERSION
 
@@ -175,7 +180,8 @@ def cases_from_run(
         if failed_only and all(g.passed for g in gens):
             result.skipped.append(f"{sid}: every generation passed")
             continue
-        sample = dataset.get(sid)
+        variant = (variants or {}).get(sid)
+        sample = variant.sample if variant is not None else dataset.get(sid)
         if sample is None:
             result.skipped.append(f"{sid}: not in the open dataset (a variant or another dataset)")
             continue
@@ -191,6 +197,8 @@ def cases_from_run(
         result.cases.append(build_case(
             sample, task=cfg.task, mode=mode, prompt=prompt, model=model, sampling=sampling,
             generations=case_gens, tags=tags, note=note, origin=origin,
+            perturbations=variant.to_json()["chain"] if variant is not None else (),
+            base_sample_id=variant.parent_id if variant is not None else "",
         ))
     return result
 
@@ -201,10 +209,11 @@ def _natural(sample_id: str) -> tuple[str, int, str]:
     return (head, int(num) if num.isdigit() else 0, json.dumps(sample_id))
 
 
-def latest_failure(store: Any, dataset: Dataset, sample_id: str,
-                   run_id: str | None = None) -> FailureCase | None:
-    """The case to save for a sample: from `run_id` if given (the run just watched), else from the
-    newest stored run in which the sample has a failing generation; None when there is none."""
+def latest_failure(store: Any, dataset: Dataset, sample_id: str, run_id: str | None = None,
+                   variant: Any = None) -> FailureCase | None:
+    """The case to save for a sample (or `variant`): from `run_id` if given (the run just
+    watched), else from the newest stored run in which it has a failing generation; None when
+    there is none."""
     runs = [store.run(run_id)] if run_id else store.runs()
     for info in runs:
         gens = store.generations(info.id, sample_id)
@@ -212,6 +221,7 @@ def latest_failure(store: Any, dataset: Dataset, sample_id: str,
             continue
         if info.config.dataset_digest and info.config.dataset_digest != dataset.digest:
             continue
-        made = cases_from_run(store, info.id, dataset, samples=[sample_id])
+        made = cases_from_run(store, info.id, dataset, samples=[sample_id],
+                              variants={sample_id: variant} if variant is not None else None)
         return made.cases[0] if made.cases else None
     return None

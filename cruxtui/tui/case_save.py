@@ -21,19 +21,21 @@ def case_folder(app: Any) -> Path:
     return cases_dir(getattr(app.options, "cases", None))
 
 
-def save_failure(screen: Any, sample: Sample, run_id: str | None = None) -> None:
-    """Start the save flow for `sample` on `screen` (a worker: it waits for the modal)."""
-    screen.run_worker(_save(screen, sample, run_id), name="Save case", group="save-case",
+def save_failure(screen: Any, sample: Sample, run_id: str | None = None, variant: Any = None) -> None:
+    """Start the save flow for `sample` (or a perturbation `variant`, whose `sample` it is) on
+    `screen`; a worker, since it waits for the modal."""
+    screen.run_worker(_save(screen, sample, run_id, variant), name="Save case", group="save-case",
                       exclusive=True, exit_on_error=False)
 
 
-async def _save(screen: Any, sample: Sample, run_id: str | None) -> Path | None:
+async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -> Path | None:
     from cruxtui.core.case_build import latest_failure
     from cruxtui.tui.run_store import app_store
 
     app = screen.app
     try:
-        draft = await asyncio.to_thread(latest_failure, app_store(app), app.dataset, sample.id, run_id)
+        draft = await asyncio.to_thread(latest_failure, app_store(app), app.dataset, sample.id,
+                                        run_id, variant)
     except ValueError as exc:
         app.notify(str(exc), title="Save case", severity="error")
         return None
