@@ -210,6 +210,17 @@ async def test_stream_cut_midway_is_restarted(server: FakeOpenAI) -> None:
     assert server.log.faults == ["cut"]
 
 
+async def test_a_stream_that_just_ends_early_is_noticed(server: FakeOpenAI) -> None:
+    """No broken framing, no [DONE], no finish_reason: the client sees a normal end of body."""
+    server.add_faults(Fault("cut", after_chars=12, clean=True))
+    b = backend(server)
+    restarts: list[str] = []
+    completion = await generate_one(b, prompt_for("chat"), SamplingParams(), on_restart=restarts.append)
+    await b.aclose()
+    assert completion.text == "[ANSWER]\nassert f(21) == 42\n"
+    assert len(restarts) == 1 and "ended after 12 characters without finishing" in restarts[0]
+
+
 async def test_stream_cut_every_time_fails_with_its_reason(server: FakeOpenAI) -> None:
     server.fault_for = lambda n: Fault("cut", after_chars=5)
     b = backend(server, retry=RetryPolicy(attempts=2, base_delay=0.01))

@@ -58,7 +58,9 @@ class Fault:
 
     rate_limit: 429 with `Retry-After: retry_after`; server_error: HTTP `status`; slow: wait `delay`
     seconds before answering; cut: stream (or body) stops after `after_chars` characters of text
-    (half by default) and the connection is closed; drop: the connection closes without a response.
+    (half by default) and the connection is closed — as a broken chunked body, or with `clean=True`
+    as an unframed stream (`Connection: close`) that just ends, which looks like a normal end to
+    the client; drop: the connection closes without a response.
     """
 
     kind: str
@@ -66,6 +68,7 @@ class Fault:
     status: int = 500
     delay: float = 5.0
     after_chars: int | None = None
+    clean: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -191,6 +194,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
+    _framed = True
     protocol_version = "HTTP/1.1"  # keep-alive, chunked streams
     disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms stalls
     server: _Server
@@ -299,8 +303,9 @@ class _Handler(BaseHTTPRequestHandler):
             texts.append(_apply_limits(fake.responder(request), body))
         with fake._lock:
             fake.log.requests.append(request)
-        cut = fault.after_chars if fault is not None and fault.kind == "cut" else None
         cutting = fault is not None and fault.kind == "cut"
+        cut = fault.after_chars if fault is not None and cutting else None
+        self._framed = not (cutting and fault is not None and fault.clean)
         prompt_tokens = _count_tokens(prompt)
         if body.get("stream"):
             self._stream(endpoint, model, texts[0], prompt_tokens, body, cut if cutting else None, cutting)
@@ -346,7 +351,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
+        if self._framed:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")
         self.end_headers()
         ident = f"cmpl-{time.monotonic_ns()}"
         kind = "chat.completion.chunk" if endpoint == "chat" else "text_completion"
@@ -395,6 +403,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _chunk(self, data: bytes) -> None:
+        if not self._framed:  # an unframed stream: the body simply ends when the connection closes
+            self.wfile.write(data)
+            self.wfile.flush()
+            return
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
