@@ -75,7 +75,8 @@ def test_loop_counts_sample_0(official: Dataset, box: Sandbox) -> None:
     t = trace_sample(s, sandbox=box)
     loop = [("line", 3), ("line", 4)] * 6
     assert lines_of(t) == [("call", 1), ("line", 2), *loop, ("line", 3), ("line", 5), ("line", 6), ("return", 6)]
-    assert len(t.visits(4)) == 6 and len(t.visits(3)) == 7
+    visits = t.visits()
+    assert len(visits[4]) == 6 and len(visits[3]) == 7 and visits[1] == [0]
     assert t.steps[0].locals == [("nums", "[1, 1, 3, 1, 3, 1]")] and t.steps[0].changed == ["nums"]
     # `n` is marked only when its value changes: 1, 1, 3, 1, 3, 1 -> 5 of the 6 iterations.
     n_changes = [st.index for st in t.steps if "n" in st.changed]

@@ -114,9 +114,14 @@ class Trace:
             cached = self.__dict__["_links"] = (previous, following)
         return cached
 
-    def visits(self, line: int) -> list[int]:
-        """Indexes of the `line` steps at `line`, in order: where "next visit of this line" goes."""
-        return [s.index for s in self.steps if s.event == "line" and s.line == line]
+    def visits(self) -> dict[int, list[int]]:
+        """Line number -> indexes of the steps that arrive at it (`line` events, and `call` at a
+        function's `def` line), in order: where "next visit of this line" goes."""
+        found: dict[int, list[int]] = {}
+        for step in self.steps:
+            if step.event in ("call", "line"):
+                found.setdefault(step.line, []).append(step.index)
+        return found
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -138,11 +138,7 @@ class TraceScreen(Screen[None]):
     def _show_trace(self, trace: Trace) -> None:
         self.trace = trace
         self.call = trace.call
-        visits: dict[int, list[int]] = {}
-        for step in trace.steps:
-            if step.event in ("call", "line"):
-                visits.setdefault(step.line, []).append(step.index)
-        self._visits = visits
+        self._visits = visits = trace.visits()
         self.query_one(TraceCode).set_code(trace.code, {line: len(v) for line, v in visits.items()})
         self.query_one(Timeline).set_steps(
             [s.line for s in trace.steps],
