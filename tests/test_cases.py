@@ -721,3 +721,21 @@ def test_variant_case_records_its_code_output_and_chain(tmp_path: Path, official
     assert case.trace is not None and case.trace.return_repr == variant.sample.output
     loaded = load_case(save_case(case, tmp_path))
     assert loaded == case and loaded.case_id.startswith(vid.replace(":", "-"))
+
+
+def test_replay_sends_the_key_only_to_a_server_the_user_chose(
+        scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    """A case file names its server; the user's key must not go to whatever server a shared file
+    names, only to one the user configured (here: $OPENAI_BASE_URL)."""
+    server, _samples = scripted
+    secret = "sk-test-secret-123"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    server.log.auth_headers.clear()
+    code, _out = _replay_json(capsys, "gallery", "-n", "1")
+    assert code == 0 and server.log.auth_headers
+    assert not any(secret in h for h in server.log.auth_headers)
+
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    server.log.auth_headers.clear()
+    code, _out = _replay_json(capsys, "gallery", "-n", "1")
+    assert code == 0 and all(secret in h for h in server.log.auth_headers)

@@ -14,6 +14,7 @@ whichever the endpoint takes.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -174,15 +175,43 @@ async def replay_case(
 
 
 def open_backend(model: ModelInfo, timeout: float) -> Any:
-    """A backend for a recorded model, found the way `cruxtui run` finds one (keys from the
-    environment or config.toml, never from the case)."""
-    from cruxtui.core.models.base import RetryPolicy
-    from cruxtui.core.models.endpoints import open_backend as open_endpoint
+    """A backend for a recorded model, found the way `cruxtui run` finds one, without handing a
+    key to a server the user has not chosen.
 
-    # `backend=` keeps config.toml's default endpoint from replacing the recorded server; fewer
-    # retries than a bulk run, so a gallery replay reports a dead endpoint in seconds.
-    return open_endpoint(backend=model.backend, base_url=model.base_url, model=model.model,
-                         api=model.api, timeout=timeout, retry=RetryPolicy(attempts=3))
+    A case file may come from anyone, and its base URL with it. The key is used only where the
+    user has sent it before: a config.toml endpoint with the same base URL (its own key setting
+    applies), `$OPENAI_BASE_URL`, or api.openai.com (the home of `$OPENAI_API_KEY`). Any other
+    server is asked without a key, which is what local servers (vLLM, llama.cpp, Ollama) expect.
+    """
+    from cruxtui.core.models.base import RetryPolicy
+    from cruxtui.core.models.endpoints import load_endpoints
+    from cruxtui.core.models.endpoints import open_backend as open_endpoint
+    from cruxtui.core.models.openai_compat import NO_KEY, OPENAI_URL, normalize_base_url
+
+    # Fewer retries than a bulk run, so a gallery replay reports a dead endpoint in seconds.
+    common = {"model": model.model, "api": model.api, "timeout": timeout,
+              "retry": RetryPolicy(attempts=3)}
+    if model.backend != "openai":
+        return open_endpoint(backend=model.backend, base_url=model.base_url, **common)
+    url = normalize_base_url(model.base_url or OPENAI_URL)
+    endpoints, _default = load_endpoints()
+    for name, table in sorted(endpoints.items()):
+        if table.get("base_url") and _same_url(str(table["base_url"]), url):
+            return open_endpoint(endpoint=name, base_url=url, **common)
+    env_url = os.environ.get("OPENAI_BASE_URL")
+    trusted = _same_url(url, OPENAI_URL) or bool(env_url and _same_url(env_url, url))
+    # `backend=` keeps config.toml's default endpoint from replacing the recorded server.
+    return open_endpoint(backend="openai", base_url=url, api_key=None if trusted else NO_KEY,
+                         **common)
+
+
+def _same_url(a: str, b: str) -> bool:
+    from cruxtui.core.models.openai_compat import normalize_base_url
+
+    try:
+        return normalize_base_url(a).rstrip("/").lower() == normalize_base_url(b).rstrip("/").lower()
+    except Exception:  # noqa: BLE001 - a malformed URL matches nothing
+        return False
 
 
 async def _request(case: FailureCase, prompt: Any, n: int, on_chunk: ChunkHook | None,
