@@ -22,6 +22,7 @@ from cruxtui.core.prompts import (
     TEMPLATE_VERSION,
     Prompt,
     build_prompt,
+    scratchpad_from_trace,
     style_for_api,
 )
 
@@ -216,3 +217,57 @@ def test_real_samples_build_for_every_combination(official: Dataset) -> None:
         for task, mode, style in ALL:
             p = build_prompt(sample, task, mode, style)
             assert sample.code.strip("\n") in p.text
+
+
+# ---------------------------------------------------------------- reference scratchpads from traces
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=lambda e: e.code.split("\n")[1].strip()[:30])
+def test_the_traced_scratchpad_is_the_handwritten_example(ex: Any) -> None:
+    from cruxtui.core.trace import trace
+
+    assert scratchpad_from_trace(trace(ex.code, f"f({ex.input})")) == ex.scratchpad
+
+
+def test_traced_scratchpad_conditions_loops_and_raise() -> None:
+    from cruxtui.core.trace import trace
+
+    code = (
+        "def f(n):\n"
+        "    while n > 3:\n"
+        "        n -= 2\n"
+        "    if n == 1:\n"
+        "        return 'one'\n"
+        "    elif n:\n"
+        "        x = [i for i in range(n)]\n"
+        "    return x"
+    )
+    assert scratchpad_from_trace(trace(code, "f(6)")) == (
+        "call f(n=6)\n"
+        "line 2: while n > 3 -> True\n"
+        "line 3: n = 4\n"
+        "line 2: while n > 3 -> True\n"
+        "line 3: n = 2\n"
+        "line 2: while n > 3 -> False\n"
+        "line 4: if n == 1 -> False\n"
+        "line 6: if n -> True\n"
+        "line 7: x = [0, 1]\n"
+        "return [0, 1]"
+    )
+    assert scratchpad_from_trace(trace("def f(a):\n    b = a - 1\n    return 1 // b", "f(1)")) == (
+        "call f(a=1)\nline 2: b = 0\nline 3: (no change)\n"
+        "raise ZeroDivisionError: integer division or modulo by zero"
+    )
+    assert scratchpad_from_trace(trace("def f(a):\n    while True:\n        pass", "f(1)", max_steps=50)) is None
+
+
+def test_traced_scratchpads_of_real_samples_parse_cleanly(official: Dataset) -> None:
+    from cruxtui.core.trace import trace
+
+    for sample in official.samples[:40]:
+        pad = scratchpad_from_trace(trace(sample.code, sample.call))
+        assert pad is not None and pad.endswith(f"return {sample.output}") or "…" in (pad or "")
+        chain = parse_scratchpad(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]")
+        assert chain is not None
+        # long values are cut by the tracer's bounded repr ("…"): those entries are not literals
+        assert [p for p in chain.problems if "…" not in p] == [], sample.id

@@ -21,8 +21,9 @@ change it whenever the wording changes, because a score is only comparable under
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from cruxtui.core.dataset import Sample
 
@@ -135,6 +136,65 @@ def build_prompt(sample: Sample, task: str, mode: str, style: str = "chat") -> P
         stop=(ANSWER_CLOSE, "\n[PYTHON]"),
         response_prefix=prefix,
     )
+
+
+def scratchpad_from_trace(trace: Any) -> str | None:
+    """The scratchpad a perfect model would write for a traced run (`cruxtui.core.trace.Trace`),
+    in the grammar above, without the tags; None when the trace is incomplete (timeout, step cap,
+    sandbox error).
+
+    Only f's own activation is written (nested frames such as comprehensions are inside its
+    lines). Each line's entry shows what changed by the next step of f, an `if`/`while` line that
+    changed nothing shows where control went, and the `return` line is the final entry.
+    """
+    if trace.error or trace.timeout or trace.truncated or not trace.steps:
+        return None
+    top = trace.steps[0]
+    steps = [s for s in trace.steps if s.frame == top.frame and s.func == top.func]
+    if steps[0].event != "call":
+        return None
+    bodies = _condition_bodies(trace.code)
+    source = trace.code.splitlines()
+    entries = ["call f(" + ", ".join(f"{n}={v}" for n, v in steps[0].locals) + ")"]
+    for step, after in zip(steps[1:], steps[2:], strict=False):
+        if step.event != "line":
+            continue
+        before = dict(step.locals)
+        changed = [(n, v) for n, v in after.locals if before.get(n) != v]
+        text = source[step.line - 1].strip() if 0 < step.line <= len(source) else ""
+        if changed:
+            entries.append(f"line {step.line}: " + "; ".join(f"{n} = {v}" for n, v in changed))
+        elif after.event == "return" and text.startswith("return"):
+            continue  # written as the final `return` entry
+        elif step.line in bodies:
+            keyword, condition, (first, last) = bodies[step.line]
+            taken = after.event == "line" and first <= after.line <= last
+            entries.append(f"line {step.line}: {keyword} {condition} -> {taken}")
+        else:
+            entries.append(f"line {step.line}: (no change)")
+    if trace.exception is not None:
+        entries.append(f"raise {trace.exception}")
+    elif trace.return_repr is not None:
+        entries.append(f"return {trace.return_repr}")
+    else:
+        return None
+    return "\n".join(entries)
+
+
+def _condition_bodies(code: str) -> dict[int, tuple[str, str, tuple[int, int]]]:
+    """For each `if`/`elif`/`while` line: the keyword, the condition's text and its body's lines."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return {}
+    found: dict[int, tuple[str, str, tuple[int, int]]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.While) and node.body:
+            condition = ast.get_source_segment(code, node.test) or ast.unparse(node.test)
+            keyword = "while" if isinstance(node, ast.While) else "if"
+            last = node.body[-1].end_lineno or node.body[-1].lineno
+            found[node.lineno] = (keyword, " ".join(condition.split()), (node.body[0].lineno, last))
+    return found
 
 
 def _render_transcript(messages: list[dict[str, str]]) -> str:

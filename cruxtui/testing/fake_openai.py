@@ -445,6 +445,8 @@ class CruxevalResponder:
             raise ValueError(f"unknown behaviour {behaviour!r} (expected correct, wrong or mixed)")
         self.behaviour = behaviour
         self.accuracy = accuracy
+        self._pads: dict[str, str] = {}
+        self._lock = threading.Lock()
         self._by_output_query: dict[tuple[str, str], Sample] = {}
         self._by_input_query: dict[tuple[str, str], Sample] = {}
         for s in samples:
@@ -468,7 +470,21 @@ class CruxevalResponder:
         else:
             call = f"f({sample.input})" if right else _wrong_call(sample.input)
             assertion = f"assert {call} == {sample.output}"
-        return _format_reply(request, sample, assertion, right)
+        return _format_reply(request, assertion, lambda: self._scratchpad(sample, right))
+
+    def _scratchpad(self, sample: Sample, right: bool) -> str:
+        """The real execution, traced once per sample (a wrong model gets the return wrong)."""
+        with self._lock:
+            pad = self._pads.get(sample.id)
+        if pad is None:
+            pad = _traced_scratchpad(sample)
+            with self._lock:
+                self._pads[sample.id] = pad
+        if right:
+            return pad
+        head = pad.rpartition("\n")[0]
+        wrong = f"return {_wrong_literal(sample.output)}"
+        return f"{head}\n{wrong}" if head else wrong
 
     def _decide(self, request: FakeRequest, sample: Sample) -> bool:
         if self.behaviour != "mixed":
@@ -493,12 +509,12 @@ class CruxevalResponder:
         return None
 
 
-def _format_reply(request: FakeRequest, sample: Sample, assertion: str, right: bool) -> str:
+def _format_reply(request: FakeRequest, assertion: str, scratchpad: Callable[[], str]) -> str:
     """The reply in the prompt's mode; a completion prompt already wrote the first opening tag."""
     answer = f"[ANSWER]\n{assertion}\n[/ANSWER]"
     tail = request.prompt.rstrip(" ")
     if "[SCRATCHPAD]" in request.prompt:
-        pad = f"[SCRATCHPAD]\n{_scratchpad(sample, right)}\n[/SCRATCHPAD]\n{answer}"
+        pad = f"[SCRATCHPAD]\n{scratchpad()}\n[/SCRATCHPAD]\n{answer}"
         opened = "[SCRATCHPAD]\n"
     elif "[THOUGHT]" in request.prompt:
         pad = f"[THOUGHT]\nI run f on the input line by line and read off the result.\n[/THOUGHT]\n{answer}"
@@ -510,9 +526,15 @@ def _format_reply(request: FakeRequest, sample: Sample, assertion: str, right: b
     return pad
 
 
-def _scratchpad(sample: Sample, right: bool) -> str:
-    """A minimal scratchpad: the bound arguments and the result (no line entries)."""
-    result = sample.output if right else _wrong_literal(sample.output)
+def _traced_scratchpad(sample: Sample) -> str:
+    """The scratchpad of the real run (traced in the sandbox); the bound arguments and the
+    expected result when tracing is not possible."""
+    from cruxtui.core.prompts import scratchpad_from_trace
+    from cruxtui.core.trace import trace
+
+    pad = scratchpad_from_trace(trace(sample.code, sample.call))
+    if pad is not None:
+        return pad
     try:
         fn = next(n for n in ast.parse(sample.code).body if isinstance(n, ast.FunctionDef) and n.name == "f")
         names = [a.arg for a in fn.args.args]
@@ -520,7 +542,7 @@ def _scratchpad(sample: Sample, right: bool) -> str:
         bound = ", ".join(f"{n}={v!r}" for n, v in zip(names, values, strict=True))
     except (SyntaxError, ValueError, StopIteration, TypeError, MemoryError, RecursionError):
         bound = sample.input
-    return f"call f({bound})\nreturn {result}"
+    return f"call f({bound})\nreturn {sample.output}"
 
 
 def _wrong_literal(text: str) -> str:
