@@ -131,13 +131,15 @@ def test_bad_files_are_named_and_the_rest_still_loads(tmp_path: Path) -> None:
     _write(tmp_path, "list.json", [1, 2])
     _write(tmp_path, "notacase.json", {"hello": 1})
     (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    _write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000)
+    _write(tmp_path, "bigint.json", '{"schema_version": ' + "9" * 5000 + "}")
     _write(tmp_path, ".hidden.json.tmp", "partial")
 
     cases, errors = load_gallery(tmp_path)
     assert [c.path for c in cases] == [good]
     by_file = {Path(e.path).name: e.problem for e in errors}
     assert set(by_file) == {"newer.json", "missing.json", "broken.json", "wrongtype.json",
-                            "list.json", "notacase.json", "binary.json"}
+                            "list.json", "notacase.json", "binary.json", "deep.json", "bigint.json"}
     assert f"schema_version {SCHEMA_VERSION + 1} is newer" in by_file["newer.json"]
     assert "upgrade cruxtui" in by_file["newer.json"]
     assert by_file["missing.json"] == "missing field 'task'"
@@ -147,6 +149,7 @@ def test_bad_files_are_named_and_the_rest_still_loads(tmp_path: Path) -> None:
     assert "expected a JSON object, got a list" in by_file["list.json"]
     assert "is this a cruxtui case file?" in by_file["notacase.json"]
     assert "UTF-8" in by_file["binary.json"]
+    assert "nested too deeply" in by_file["deep.json"] and "JSON" in by_file["bigint.json"]
     for err in errors:
         assert str(err).startswith(str(tmp_path))
 

@@ -98,6 +98,10 @@ class TraceSummary:
 
 @dataclass
 class FailureCase:
+    """One saved failure: what was asked, of which model, how, what came back and how it was
+    judged, and the truth beside it. Enough to replay it years later on the same or another model.
+    """
+
     sample_id: str
     """The sample or variant id as run, e.g. `sample_12` or `sample_12~anon`."""
     code: str
@@ -416,6 +420,10 @@ def load_case(path: str | os.PathLike[str]) -> FailureCase:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CaseError(p, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise CaseError(p, "not a case file (JSON nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer longer than Python converts
+        raise CaseError(p, f"not usable JSON ({exc})") from None
     case = FailureCase.from_json(data, p)
     case.path = p
     return case
