@@ -8,6 +8,8 @@ receives plain data and returns plain data; code is compiled with `dont_inherit=
 from __future__ import annotations
 
 import ast
+import signal
+import time
 from typing import Any
 
 from cruxtui.core import values
@@ -50,20 +52,43 @@ def eval_pure(payload: dict[str, Any]) -> Any:
     return eval(compile(payload["call"], "<call>", "eval", dont_inherit=True), namespace)
 
 
+class _ItemTimeout(BaseException):
+    """Raised by the per-item alarm (a BaseException, so `except Exception` in f cannot swallow it)."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _ItemTimeout
+
+
 def run_many(payload: dict[str, Any]) -> list[list[Any]]:
-    """Several jobs in one child, each on a freshly executed copy of the sample's code.
+    """Several jobs in one child, each on a freshly executed copy of its sample's code.
 
     Only for work that cannot tamper with its neighbours: trusted `f` on plain arguments, pure
     predictions, and the official check of pure predictions. Per item: `["ok", value]`,
-    `["exception", "Type: message"]`, `["memory", ...]` or `["bad_result", why]`. If the child as
-    a whole fails (timeout, crash, SystemExit) the scorer re-runs every item alone, so batching
-    never changes a verdict; it only saves forks.
+    `["exception", "Type: message"]`, `["timeout", ...]`, `["memory", ...]`, `["bad_result", why]`
+    or `["skipped"]`. Each item gets `payload["timeout"]` seconds by an interval alarm (as the
+    benchmark's own harness times its checks); once that much time has gone, the rest are skipped.
+    The scorer re-runs alone every item that was skipped, ran out of memory, or belonged to a
+    child that failed as a whole, so batching never changes a verdict; it only saves forks.
     """
+    timeout = float(payload["timeout"])
+    signal.signal(signal.SIGALRM, _alarm)
+    start = time.monotonic()
     results: list[list[Any]] = []
     for item in payload["items"]:
+        if time.monotonic() - start > timeout:
+            results.append(["skipped"])
+            continue
         job = _BATCHABLE[item["job"]]
         try:
-            value = job({"code": payload["code"], **item})
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                value = job(item)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _ItemTimeout:
+            results.append(["timeout", f"no result within {timeout:g} s"])
+            continue
         except MemoryError:
             results.append(["memory", "out of memory"])
             continue

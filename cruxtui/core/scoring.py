@@ -26,7 +26,7 @@ import ast
 import json
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -122,7 +122,7 @@ class _Job:
     payload: dict[str, Any]
     limits: Limits | None = None
     batchable: bool = False
-    """Trusted or pure work that may share a child with other jobs on the same code."""
+    """Trusted or pure work that may share a child with other such jobs."""
 
     @cached_property
     def key(self) -> str:
@@ -568,29 +568,30 @@ def _jobs_of(request: _Request) -> tuple[_Job, ...]:
 
 
 def _run_jobs(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
-    """Run each distinct job once; batchable jobs on the same code share a child (`run_many`)."""
+    """Run each distinct job once; batchable jobs share children (`run_many`), 32 at a time."""
     distinct: dict[str, _Job] = {}
     for job in jobs:
         distinct.setdefault(job.key, job)
     singles: list[_Job] = []
-    groups: dict[tuple[str, Limits | None], list[_Job]] = {}
+    groups: dict[Limits | None, list[_Job]] = {}
     for job in distinct.values():
         if job.batchable:
-            groups.setdefault((job.payload["code"], job.limits), []).append(job)
+            groups.setdefault(job.limits, []).append(job)
         else:
             singles.append(job)
     batches: list[tuple[_Job, list[_Job]]] = []
-    for (code, limits), group in groups.items():
+    for limits, group in groups.items():
+        group.sort(key=lambda j: j.payload["code"])  # a sample's jobs together: fewer retries
         for start in range(0, len(group), _BATCH_SIZE):
             chunk = group[start : start + _BATCH_SIZE]
             if len(chunk) == 1:
                 singles.extend(chunk)
                 continue
-            items = [
-                {"job": j.name.partition(":")[2]} | {k: v for k, v in j.payload.items() if k != "code"}
-                for j in chunk
-            ]
-            batches.append((_Job(RUN_MANY, {"code": code, "items": items}, limits), chunk))
+            items = [{"job": j.name.partition(":")[2]} | j.payload for j in chunk]
+            each = limits or box.limits
+            # Room for one item to use its whole time plus all the quick ones; see `run_many`.
+            whole = replace(each, timeout=2 * each.timeout + 1, cpu_seconds=None)
+            batches.append((_Job(RUN_MANY, {"items": items, "timeout": each.timeout}, whole), chunk))
     outcomes = _map(box, [job for job, _ in batches] + singles)
     retry: list[_Job] = []
     for batch, group in batches:
@@ -604,10 +605,10 @@ def _run_jobs(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
             status, value = (part + [None, None])[:2] if type(part) is list else ("bad_result", None)
             if status == "ok":
                 outcomes[job.key] = Outcome("ok", value, "", share)
-            elif status == "exception":
+            elif status in ("exception", "timeout"):
                 outcomes[job.key] = Outcome(status, None, str(value), share)
             else:
-                retry.append(job)  # memory, odd values: judge it alone, exactly as a single job
+                retry.append(job)  # skipped, memory, odd values: judge it alone, as a single job
     outcomes.update(_map(box, retry))
     return outcomes
 
