@@ -225,6 +225,8 @@ class _Page(HTMLParser):
         self.scripts = 0
         self.styles = 0
         self._in_mark = False
+        self._in_script = False
+        self.script = ""
         self.errors: list[str] = []
 
     VOID = {"meta", "br", "link", "img", "input", "hr"}
@@ -234,7 +236,7 @@ class _Page(HTMLParser):
         if tag not in self.VOID:
             self.stack.append(tag)
         if tag == "article":
-            self.articles[a["data-case"]] = a
+            self.articles[a["data-case"]] = a | {"group": self.sections[-1] if self.sections else ""}
         if tag == "section":
             self.sections.append(a.get("data-group", ""))
         if tag == "button":
@@ -244,6 +246,7 @@ class _Page(HTMLParser):
             self.marks.append("")
         if tag == "script":
             self.scripts += 1
+            self._in_script = True
             if "src" in a:
                 self.external.append(a["src"])
         if tag == "style":
@@ -260,10 +263,14 @@ class _Page(HTMLParser):
         self.stack.pop()
         if tag == "mark":
             self._in_mark = False
+        if tag == "script":
+            self._in_script = False
 
     def handle_data(self, data: str) -> None:
         if self._in_mark:
             self.marks[-1] += data
+        if self._in_script:
+            self.script += data
 
 
 def test_html_export_is_one_self_contained_page(tmp_path: Path) -> None:
@@ -294,6 +301,65 @@ def test_html_export_is_one_self_contained_page(tmp_path: Path) -> None:
     assert "the real execution has 4" in page
     assert "&lt;b&gt;not html&lt;/b&gt;" in page  # notes are escaped
     assert "assert f([1, 1, 3, 1, 3, 1]) == [(4, 1)" in page.replace("&#x27;", "'")
+
+
+_FILTER_HARNESS = """
+// The page's own filter script run against a minimal DOM built from the parsed page.
+const page = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+function el(dataset, extra) {
+  return Object.assign({dataset, hidden: false, listeners: {},
+    classList: {set: new Set(), toggle(c, on) { on ? this.set.add(c) : this.set.delete(c); }},
+    addEventListener(type, f) { this.listeners[type] = f; }}, extra || {});
+}
+const buttons = page.buttons.map(t => el({tag: t}));
+const articles = page.articles.map(a => el({tags: a.tags, case: a.case}, {group: a.group}));
+const sections = page.sections.map(g => el({group: g}, {
+  querySelectorAll: () => articles.filter(a => a.group === g && !a.hidden)}));
+global.document = {querySelectorAll(sel) {
+  return {'.filters button': buttons, 'article.case': articles, 'section.group': sections}[sel]; }};
+global.location = {hash: page.hash};
+eval(page.script);
+const state = () => ({cases: articles.filter(a => !a.hidden).map(a => a.dataset.case).sort(),
+  groups: sections.filter(s => !s.hidden).map(s => s.dataset.group),
+  active: buttons.filter(b => b.classList.set.has('active')).map(b => b.dataset.tag)});
+const out = {initial: state()};
+for (const t of page.click) { buttons.find(b => b.dataset.tag === t).listeners.click(); out[t] = state(); }
+console.log(JSON.stringify(out));
+"""
+
+
+def test_html_tag_filter_script_works(tmp_path: Path) -> None:
+    """Runs the page's inline filter script in Node against the parsed page structure."""
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (the filter script is checked where it is)")
+    cases = [make_case("sample_0", ["counting", "sort"]), make_case("sample_12", ["prefix", "sort"], model="m2"),
+             make_case("sample_14", [], model="m3")]
+    parser = _Page()
+    parser.feed(export_html(cases))
+    names = {c.sample_id: c.name for c in cases}
+    page = {"buttons": parser.buttons, "sections": parser.sections, "script": parser.script,
+            "articles": [{"case": k, "tags": v["data-tags"], "group": v["group"]}
+                         for k, v in parser.articles.items()], "hash": "",
+            "click": ["sort", "prefix", ""]}
+
+    def run(hash_: str = "") -> dict:
+        done = subprocess.run([node, "-e", _FILTER_HARNESS], input=json.dumps(page | {"hash": hash_}),
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    out = run()
+    everything = sorted(names.values())
+    assert out["initial"] == {"cases": everything, "groups": ["counting", "prefix", "untagged"], "active": [""]}
+    # "sort" is no case's first tag: both cases carrying it show, in their own groups.
+    assert out["sort"] == {"cases": sorted([names["sample_0"], names["sample_12"]]),
+                           "groups": ["counting", "prefix"], "active": ["sort"]}
+    assert out["prefix"]["cases"] == [names["sample_12"]] and out["prefix"]["groups"] == ["prefix"]
+    assert out[""]["cases"] == everything
+    assert run("#tag=counting")["initial"]["cases"] == [names["sample_0"]]
 
 
 def test_markdown_export_groups_by_tag() -> None:
