@@ -3,6 +3,7 @@ with every generation streamed. Kept in core so it is tested without a terminal.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -31,20 +32,10 @@ def open_backend(*, endpoint: str | None = None, base_url: str | None = None,
     return backend, resolved
 
 
-async def live_run(
-    store: RunStore,
-    dataset: Dataset,
-    sample: Sample,
-    settings: dict[str, Any],
-    *,
-    listener: RunListener,
-    show_stored: Callable[[Generation], None] | None = None,
-    backend: Any = None,
-) -> RunSummary:
-    """Run `settings` (endpoint/base_url/model/task/mode/n/temperature) on one sample, streaming.
-
-    Generations this configuration already stored for the sample are passed to `show_stored`
-    first and not requested again."""
+def _prepare(store: RunStore, dataset: Dataset, settings: dict[str, Any], backend: Any) -> tuple[Any, Any, Any]:
+    """Backend, stored run and plan for `settings`. Blocking (imports `openai`, reads config, opens
+    the run): the live run calls it in a thread so the TUI keeps painting meanwhile."""
+    from cruxtui.core import scoring  # noqa: F401 - imported here, off the event loop, for the runner
     from cruxtui.core.models.base import ModelError, SamplingParams
     from cruxtui.core.prompts import DEFAULT_MAX_TOKENS, style_for_api
 
@@ -56,14 +47,30 @@ async def live_run(
                 timeout=settings.get("timeout"))
     except ModelError as exc:
         raise LiveRunError(exc.message) from None
+    mode = settings["mode"]
+    params = SamplingParams(temperature=settings["temperature"], n=settings["n"],
+                            seed=settings.get("seed"),
+                            max_tokens=settings.get("max_tokens") or DEFAULT_MAX_TOKENS[mode])
+    info, plan = prepare_run(store, backend, dataset_digest=dataset.digest, task=settings["task"],
+                             mode=mode, style=style_for_api(backend.spec.api), params=params)
+    return backend, info, plan
+
+
+async def live_run(
+    store: RunStore,
+    dataset: Dataset,
+    sample: Sample,
+    settings: dict[str, Any],
+    *,
+    listener: RunListener,
+    show_stored: Callable[[Generation], None] | None = None,
+    backend: Any = None,
+) -> RunSummary:
+    """Run `settings` (endpoint/base_url/model/task/mode/n/temperature/seed) on one sample,
+    streaming. Generations this configuration already stored for the sample are passed to
+    `show_stored` first and not requested again."""
+    backend, info, plan = await asyncio.to_thread(_prepare, store, dataset, settings, backend)
     try:
-        mode = settings["mode"]
-        params = SamplingParams(temperature=settings["temperature"], n=settings["n"],
-                                seed=settings.get("seed"),
-                                max_tokens=settings.get("max_tokens") or DEFAULT_MAX_TOKENS[mode])
-        info, plan = prepare_run(store, backend, dataset_digest=dataset.digest,
-                                 task=settings["task"], mode=mode,
-                                 style=style_for_api(backend.spec.api), params=params)
         if show_stored is not None:
             for gen in store.generations(info.id, sample.id):
                 show_stored(gen)

@@ -16,10 +16,18 @@ _VERDICT_STYLE = {True: "bold green", False: "bold red"}
 
 
 class GenerationCard(Static):
-    """One generation: a title line, its text so far, and (when scored) its verdict."""
+    """One generation: a title, its text, and (once scored) its verdict.
+
+    While it streams, the card has a fixed height and shows the last `TAIL_LINES` lines of its
+    text, like a terminal: new text then only repaints the card, where a growing card would make
+    the whole screen lay out again for every line (costly with several streams at once). When
+    the generation is done the card opens to its full text.
+    """
+
+    TAIL_LINES = 8
 
     def __init__(self, sample_id: str, index: int, prefix: str = "") -> None:
-        super().__init__(classes="generation-card")
+        super().__init__(classes="generation-card -streaming")
         self.sample_id = sample_id
         self.index = index
         self.parts: list[str] = [prefix] if prefix else []
@@ -30,18 +38,26 @@ class GenerationCard(Static):
     def text(self) -> str:
         return "".join(self.parts)
 
+    @property
+    def streaming(self) -> bool:
+        return self.has_class("-streaming")
+
     def on_mount(self) -> None:
-        self._render_card()
+        self.repaint()
+
+    def on_resize(self) -> None:
+        if self.streaming:
+            self.repaint()  # the tail was wrapped for the old width
 
     def append(self, chunk: str) -> None:
+        """Add text without repainting (the stream repaints dirty cards a few times a second)."""
         self.parts.append(chunk)
-        self._render_card()
 
     def restart(self, prefix: str, reason: str) -> None:
         """The stream broke off and starts over: drop the partial text, say why."""
         self.parts = [prefix] if prefix else []
         self.border_subtitle = f"restarted: {reason}"[:60]
-        self._render_card()
+        self.repaint()
 
     def set_generation(self, gen: Generation) -> None:
         self.parts = [gen.raw]
@@ -51,27 +67,49 @@ class GenerationCard(Static):
         self.border_subtitle = mark
         self.set_class(gen.passed, "-passed")
         self.set_class(not gen.passed, "-failed")
-        self._render_card()
+        self._settle()
 
     def set_error(self, error: str) -> None:
         self.verdict = Text.assemble((" ERROR ", "bold yellow"), " ", error)
         self.border_subtitle = "ERROR"
         self.add_class("-error")
-        self._render_card()
+        self._settle()
 
-    def _render_card(self) -> None:
-        body = Text(self.text.rstrip() or "…", style="" if self.parts else "dim")
+    def _settle(self) -> None:
+        self.remove_class("-streaming")
+        self.repaint()
+
+    def repaint(self) -> None:
+        if self.streaming:
+            self.update(self._tail(), layout=False)
+            return
+        body = Text(self.text.rstrip() or "…")
         if self.verdict is not None:
             body = Text("\n").join([body, self.verdict])
         self.update(body)
+
+    def _tail(self) -> Text:
+        """The last TAIL_LINES lines of the text as wrapped at the card's width."""
+        width = self.content_size.width or 40
+        # Enough characters for the last lines even when every line is full.
+        text = Text(self.text[-(self.TAIL_LINES + 1) * width * 2:].rstrip() or "…",
+                    style="" if self.parts else "dim")
+        lines = text.wrap(self.app.console, width)
+        return Text("\n").join(lines[-self.TAIL_LINES:])
 
 
 class GenerationStream(VerticalScroll):
     """The cards of a live run, newest last."""
 
+    FLUSH_INTERVAL = 1 / 20
+    """Streamed text is repainted at most this often: a server can send thousands of chunks a
+    second, and repainting per chunk would starve the event loop (keys, scrolling)."""
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._cards: dict[tuple[str, int], GenerationCard] = {}
+        self._dirty: set[GenerationCard] = set()
+        self._flush_pending = False
 
     def card(self, sample_id: str, index: int) -> GenerationCard | None:
         return self._cards.get((sample_id, index))
@@ -82,6 +120,7 @@ class GenerationStream(VerticalScroll):
 
     def clear(self) -> None:
         self._cards.clear()
+        self._dirty.clear()
         self.remove_children()
 
     def begin(self, sample_id: str, index: int, prefix: str = "") -> GenerationCard:
@@ -94,7 +133,16 @@ class GenerationStream(VerticalScroll):
 
     def append(self, sample_id: str, index: int, chunk: str) -> None:
         card = self.begin(sample_id, index)
-        self._follow(lambda: card.append(chunk))
+        card.append(chunk)
+        self._dirty.add(card)
+        if not self._flush_pending:
+            self._flush_pending = True
+            self.set_timer(self.FLUSH_INTERVAL, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        dirty, self._dirty = self._dirty, set()
+        self._follow(lambda: [card.repaint() for card in dirty if card.is_attached])
 
     def restart(self, sample_id: str, index: int, prefix: str, reason: str) -> None:
         card = self.begin(sample_id, index)
