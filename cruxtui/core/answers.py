@@ -10,7 +10,9 @@ Two modes:
   the generation ends at the first ``[/ANSWER]`` (their stop word), the text after the first
   ``[ANSWER]`` is kept if there is one, then for the output task the part between the first and
   second ``==``; for the input task the part before the first ``==``, then the part between the
-  first and second ``assert``. Scores computed with it are comparable with the paper's.
+  first and second ``assert``. Scores computed with it are comparable with the paper's. (The
+  paper's separate OpenAI script differs in one case: a chain of thought without ``[ANSWER]``
+  keeps only its last line there; here, as in ``inference/tasks``, the whole text.)
 
 For the output task the answer is the value expression (``[1, 2]``); for the input task the call
 (``f(1, 2)``).

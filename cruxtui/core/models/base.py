@@ -180,16 +180,22 @@ async def with_retries(
 class Backend(Protocol):
     """An async model. `stream` yields the text chunks of ONE completion (it ignores `params.n`);
     `complete` returns `params.n` finished completions. `supports_n` says whether one `complete`
-    call with n > 1 is cheaper than n calls (the runner batches then). `concurrency` is the
+    call with n > 1 is cheaper than n calls (the runner batches then). `index` is the number of
+    the generation being asked for (for `complete`: of the first one); only replay uses it, to
+    serve the same recorded text for the same generation after a resume. `concurrency` is the
     number of requests in flight the endpoint's configuration asks for (None: the caller decides)."""
 
     spec: ModelSpec
     supports_n: bool
     concurrency: int | None
 
-    def stream(self, prompt: Prompt, params: SamplingParams) -> AsyncIterator[str]: ...
+    def stream(
+        self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
+    ) -> AsyncIterator[str]: ...
 
-    async def complete(self, prompt: Prompt, params: SamplingParams) -> list[Completion]: ...
+    async def complete(
+        self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
+    ) -> list[Completion]: ...
 
     async def aclose(self) -> None: ...
 
