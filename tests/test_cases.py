@@ -808,3 +808,26 @@ def test_replay_sends_the_key_only_to_a_server_the_user_chose(
     server.log.auth_headers.clear()
     code, _out = _replay_json(capsys, "gallery", "-n", "1")
     assert code == 0 and all(secret in h for h in server.log.auth_headers)
+
+
+def test_latest_failure_prefers_the_watched_run(official: object) -> None:
+    from cruxtui.core.case_build import latest_failure
+    from cruxtui.core.prompts import TEMPLATE_VERSION
+    from cruxtui.core.runs import Generation as RunGeneration
+    from cruxtui.core.runs import RunConfig, RunStore
+
+    older = _store_failing_run(official, "sample_0", [(COT_WRONG, "[(3, 1), (2, 3), (1, 1)]", False)])
+    with RunStore() as store:
+        assert latest_failure(store, official, "sample_0").origin.startswith(f"run {older}")  # type: ignore[arg-type, union-attr]
+        assert latest_failure(store, official, "sample_1") is None  # type: ignore[arg-type]
+        # A run that passed everything is no failure, unless it is the run being watched.
+        info = store.open_run(RunConfig(spec={"backend": "openai", "model": "good", "api": "chat"},
+                                        task="output", mode="direct", style="chat", params={"n": 1},
+                                        template_version=TEMPLATE_VERSION,
+                                        dataset_digest=official.digest))  # type: ignore[attr-defined]
+        store.add_generation(info.id, RunGeneration(sample_id="sample_0", index=0, raw="x",
+                                                    answer=official["sample_0"].output,  # type: ignore[index]
+                                                    kind="pass", passed=True, reason=""))
+        assert latest_failure(store, official, "sample_0").model.model == "fake-model"  # type: ignore[arg-type, union-attr]
+        watched = latest_failure(store, official, "sample_0", run_id=info.id)  # type: ignore[arg-type]
+        assert watched is not None and watched.model.model == "good" and watched.failures == 0
