@@ -60,6 +60,18 @@ FOUND = [
     ("assert f(1) == 2 # done", "output", "2"),
     # Windows line ends
     ("[ANSWER]\r\nassert f(1) == 'x'\r\n[/ANSWER]\r\n", "output", "'x'"),
+    # chat-model habits: tags inside a fence, inline code inside tags, a think block first,
+    # explanation after, everything on one line
+    ("```\n[ANSWER]\nassert f('a') == 'b'\n[/ANSWER]\n```", "output", "'b'"),
+    ("**Answer:**\n\n[ANSWER]\n`assert f(1) == 2`\n[/ANSWER]", "output", "2"),
+    ("[ANSWER]\nassert f(\"x\") == \"y\"\n[/ANSWER]\n\nExplanation: f returns y == y.", "output", '"y"'),
+    ("<think>\nmaybe assert f(1) == 5?\n</think>\n[ANSWER]\nassert f(1) == 2\n[/ANSWER]", "output", "2"),
+    ("I will put the answer in [ANSWER] tags.\nSo:\n[ANSWER]\nassert f(1)==2\n[/ANSWER]", "output", "2"),
+    ("[ANSWER] assert f(1) == 2 [/ANSWER]", "output", "2"),
+    ("assert f(1) == 2[/ANSWER]", "output", "2"),
+    ("[ANSWER]\nassert f(text='abc', n=2) == 'cab'\n[/ANSWER]", "input", "f(text='abc', n=2)"),
+    ("The output is:\n```python\n[1, 2, 3]\n```", "output", "[1, 2, 3]"),
+    ("[ANSWER]\nassert f(1) == 2\nassert f(2) == 3\n[/ANSWER]", "output", "2"),
     # no assert, just the answer (the form of benchmark generation files)
     ("[ANSWER]\n'abc'\n[/ANSWER]", "output", "'abc'"),
     ("'o=9,h=6,l=4'", "output", "'o=9,h=6,l=4'"),

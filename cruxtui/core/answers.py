@@ -106,6 +106,10 @@ def _strict(raw: str, task: str) -> Extraction:
     bare = _bare(text, task)
     if bare.ok:
         return bare
+    for block in reversed(_FENCE.findall(text)):
+        fenced = _bare(block, task)
+        if fenced.ok:
+            return Extraction(fenced.answer, f"{fenced.reason} (code fence)")
     if asserts:
         # Report why the last assert failed: it is the most likely intended answer.
         last = _parse_assert_at(text, asserts[-1].start(), task)
