@@ -150,6 +150,20 @@ async def test_429_honours_retry_after(server: FakeOpenAI) -> None:
     assert b.retries == 1 and server.request_count == 2
 
 
+async def test_rate_limited_every_time_says_so(server: FakeOpenAI) -> None:
+    server.fault_for = lambda n: Fault("rate_limit", retry_after=0.02)
+    b = backend(server, retry=RetryPolicy(attempts=3, base_delay=0.01))
+    with pytest.raises(ModelError) as info:
+        await generate_one(b, prompt_for("chat"), SamplingParams())
+    await b.aclose()
+    assert info.value.kind == "rate_limited" and not info.value.fatal
+    assert str(info.value) == (
+        f"{server.url} is rate limiting requests (HTTP 429: Rate limit reached, slow down.) "
+        "(gave up after 3 attempts)"
+    )
+    assert server.request_count == 3
+
+
 async def test_500_then_success_and_exponential_backoff(server: FakeOpenAI) -> None:
     waits: list[float] = []
     policy = RetryPolicy(attempts=5, base_delay=0.05, jitter=0.0)
