@@ -218,6 +218,8 @@ def _edit(args: argparse.Namespace, **changes: Any) -> int:
         updated = edit_case(case.path, **changes)  # type: ignore[arg-type]
     except (CaseError, ValueError) as exc:
         raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"{case.path}: cannot write ({exc.strerror or exc})") from None
     print(f"{updated.name}: tags {', '.join(updated.tags) or '(none)'}; note "
           f"{updated.note.splitlines()[0]!r}" if updated.note else
           f"{updated.name}: tags {', '.join(updated.tags) or '(none)'}; no note")
@@ -233,6 +235,9 @@ def run_replay(args: argparse.Namespace) -> int:
     from cruxtui.core.cases import cases_dir, load_paths, select_cases
 
     paths = args.paths or [cases_dir(getattr(args, "cases", None))]
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise CliError(f"no such file or folder: {', '.join(missing)}")
     cases, errors = load_paths(paths)
     cases = select_cases(cases, tag=args.tag, model=args.model_filter, task=args.task)
     _warn(errors)
