@@ -63,6 +63,11 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
                         help="endpoint (config.toml name or base URL) the run panel starts with")
     parser.add_argument("--no-step-counts", dest="step_counts", action="store_false",
                         help="do not count every sample's numsteps in the background at start-up")
+    parser.add_argument("--generations", metavar="FILE",
+                        help="score a benchmark generations (or scored) JSON file: Browse gains a pass "
+                        "column and F (failures only); the Sample screen lists each verdict")
+    parser.add_argument("--task", choices=("output", "input"), default="output",
+                        help="the task of --generations (default: output)")
     parser.add_argument("--cases", metavar="DIR",
                         help="gallery folder for saved failure cases (default: $CRUXTUI_CASES_DIR, else ./cases)")
 

@@ -14,6 +14,7 @@ from textual.worker import Worker, WorkerState
 from cruxtui.core.dataset import Dataset, Sample, Source
 from cruxtui.tui.columns import Column
 from cruxtui.tui.commands import SampleCommands
+from cruxtui.tui.scored_set import install as install_scored_set
 from cruxtui.tui.step_counts import StepCommands
 from cruxtui.tui.step_counts import install as install_step_counts
 
@@ -47,6 +48,7 @@ class CruxApp(App[int]):
 
         self.push_screen(BrowseScreen())
         self.call_after_refresh(install_step_counts, self)  # the dataset digest costs ~10 ms
+        self.call_after_refresh(install_scored_set, self)  # --generations: judged in a worker
         if self.dataset.source is Source.STARTER:
             self.notify(self.dataset.notice, title="Starter set", severity="warning", timeout=15)
         elif self.dataset.notice:

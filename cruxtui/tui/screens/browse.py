@@ -52,6 +52,7 @@ class BrowseScreen(Screen[None]):
         Binding("escape", "clear_search", "Clear", show=False, id="browse.clear"),
         Binding("o", "cycle_sort", "Sort", id="browse.sort"),
         Binding("O", "reverse_sort", "Reverse", show=False, id="browse.reverse"),
+        Binding("F", "toggle_failures", "Failures", id="browse.failures"),
         Binding("q", "app.quit", "Quit", id="browse.quit"),
     ]
 
@@ -191,3 +192,17 @@ class BrowseScreen(Screen[None]):
     def action_reverse_sort(self) -> None:
         self._reverse = not self._reverse
         self._rebuild()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The failures-only key exists (and shows in the footer) once a scored set is loaded."""
+        if action == "toggle_failures":
+            from cruxtui.tui.scored_set import scored_set_of
+
+            return scored_set_of(self.app) is not None
+        return True
+
+    def action_toggle_failures(self) -> None:
+        """Only samples with a failing generation of the scored set (--generations), or all again."""
+        from cruxtui.tui.scored_set import toggle_failures
+
+        toggle_failures(self.crux)

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TextArea
 
 from cruxtui.core.dataset import Sample
+from cruxtui.tui.widgets.verdict_list import VerdictList
 
 if TYPE_CHECKING:
     from cruxtui.tui.app import CruxApp
@@ -59,6 +60,8 @@ class SampleScreen(Screen[None]):
                 yield Static(_value(s.output), id="sample-output")
                 yield Static("About", classes="section")
                 yield Static(self._meta(), id="sample-meta")
+                yield Static("Generations", classes="section", id="sample-verdicts-title")
+                yield VerdictList(id="sample-verdicts")
         yield Footer()
 
     def _title(self) -> Text:
@@ -87,6 +90,18 @@ class SampleScreen(Screen[None]):
         self.query_one("#sample-input", Static).update(_value(sample.call))
         self.query_one("#sample-output", Static).update(_value(sample.output))
         self.query_one("#sample-meta", Static).update(self._meta())
+        self._show_verdicts()
+
+    def on_mount(self) -> None:
+        self._show_verdicts()
+
+    def _show_verdicts(self) -> None:
+        """Each generation of the scored set (--generations) for this sample, with its verdict."""
+        from cruxtui.tui.scored_set import scored_set_of
+
+        verdicts = self.query_one("#sample-verdicts", VerdictList)
+        verdicts.show(scored_set_of(self.app), self.sample.id)
+        self.query_one("#sample-verdicts-title", Static).display = verdicts.display
 
     def action_run_panel(self) -> None:
         """Show (or hide) the panel that runs a model on this sample and streams its answers."""
