@@ -126,6 +126,38 @@ async def test_a_server_that_ignores_n_is_asked_again() -> None:
     assert [r.body["n"] for r in srv.log.requests] == [3, 2, 1]
 
 
+async def test_newer_openai_models_get_max_completion_tokens() -> None:
+    refusal = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
+               "Use 'max_completion_tokens' instead.")
+    with FakeOpenAI(constant(ANSWER), refuse={"max_tokens": refusal}) as srv:
+        b = backend(srv)
+        for _ in range(2):
+            [c] = await b.complete(prompt_for("chat"), SamplingParams(max_tokens=77))
+            assert c.text.startswith("[ANSWER]")
+        await b.aclose()
+    # learnt once, then sent the right way
+    assert [r.body["max_completion_tokens"] for r in srv.log.requests] == [77, 77]
+    assert "max_tokens" not in srv.log.requests[-1].body
+
+
+async def test_a_server_refusing_stream_options_still_streams() -> None:
+    with FakeOpenAI(constant(ANSWER), refuse={"stream_options": "Unknown field 'stream_options'"}) as srv:
+        b = backend(srv)
+        completion = await generate_one(b, prompt_for("chat"), SamplingParams())
+        await b.aclose()
+    assert completion.text == "[ANSWER]\nassert f(21) == 42\n" and completion.tokens_out is None
+
+
+async def test_other_bad_requests_are_reported_not_retried() -> None:
+    with FakeOpenAI(constant(ANSWER), refuse={"top_p": "top_p must be <= 1"}) as srv:
+        b = backend(srv)
+        with pytest.raises(ModelError) as info:
+            await b.complete(prompt_for("chat"), SamplingParams())
+        await b.aclose()
+    assert info.value.kind == "bad_request" and not info.value.fatal
+    assert str(info.value) == f"{srv.url} refused the request (HTTP 400: top_p must be <= 1)"
+
+
 async def test_list_models(server: FakeOpenAI) -> None:
     server.models.append("other-model")
     b = backend(server)

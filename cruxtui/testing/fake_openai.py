@@ -107,6 +107,7 @@ class FakeOpenAI:
         faults: Iterable[Fault] = (),
         fault_for: Callable[[int], Fault | None] | None = None,
         max_choices: int | None = None,
+        refuse: dict[str, str] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -119,6 +120,8 @@ class FakeOpenAI:
         self.fault_for = fault_for
         self.max_choices = max_choices
         """Answer at most this many choices whatever `n` asks (as llama.cpp does), None: all."""
+        self.refuse = dict(refuse or {})
+        """Request fields this server refuses with HTTP 400, and the message it gives."""
         self.log = ServerLog()
         self._faults: list[Fault] = list(faults)
         self._lock = threading.Lock()
@@ -275,6 +278,10 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model", ""))
         if model not in fake.models:
             self._error(404, f"The model `{model}` does not exist.", "model_not_found")
+            return
+        refused = next((name for name in fake.refuse if name in body), None)
+        if refused is not None:
+            self._error(400, fake.refuse[refused], "invalid_request_error")
             return
         number, fault = fake._next()
         if fault is not None and fault.kind == "rate_limit":

@@ -92,7 +92,8 @@ class Completion:
 
 # What each kind of failure means for a run: fatal ones fail every further request the same way,
 # so a run stops at once instead of burning through the samples.
-_FATAL_KINDS = frozenset({"auth", "unknown_model", "unreachable", "missing_dependency", "no_gpu", "config", "bad_request"})
+_FATAL_KINDS = frozenset({"auth", "unknown_model", "unreachable", "missing_dependency", "no_gpu", "config"})
+# bad_request is not fatal: a prompt longer than the context window fails only its own sample.
 _RETRYABLE_KINDS = frozenset({"rate_limited", "server", "timeout", "connection", "stream_cut"})
 
 

@@ -41,6 +41,10 @@ NO_KEY = "sk-no-key-required"
 """Sent to servers that need no key (local vLLM, llama.cpp, Ollama): the client insists on one."""
 
 
+_DROPPABLE = ("stream_options", "seed")
+"""Optional request fields a server may refuse; the request is repeated without them."""
+
+
 def normalize_base_url(url: str) -> str:
     """`localhost:8000` -> `http://localhost:8000/v1`; a pasted `.../v1/chat/completions` -> `.../v1`.
 
@@ -130,6 +134,8 @@ class OpenAICompatBackend:
         self.retries = 0
         """Retries made so far (all requests), for progress displays and tests."""
         self._client: openai.AsyncOpenAI | None = None
+        self._dropped: set[str] = set()
+        self._max_completion_tokens = False
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
@@ -174,7 +180,30 @@ class OpenAICompatBackend:
             args["messages"] = prompt.messages
         else:
             args["prompt"] = prompt.text
+        return self._adapted(args)
+
+    def _adapted(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Apply what earlier refusals taught about this server (see `_learn`)."""
+        for name in self._dropped:
+            args.pop(name, None)
+        if self._max_completion_tokens and "max_tokens" in args:
+            args["max_completion_tokens"] = args.pop("max_tokens")
         return args
+
+    def _learn(self, args: dict[str, Any], message: str) -> bool:
+        """After an HTTP 400, adapt to the two refusals seen in the wild; True if worth a retry.
+
+        OpenAI's newer models want `max_completion_tokens` instead of `max_tokens`; some older
+        servers refuse `stream_options` or `seed`. Anything else is a real bad request.
+        """
+        if "max_completion_tokens" in message and "max_tokens" in args:
+            self._max_completion_tokens = True
+            return True
+        for name in _DROPPABLE:
+            if name in args and any(f"{q}{name}{q}" in message for q in "'`\""):
+                self._dropped.add(name)
+                return True
+        return False
 
     async def _create(self, args: dict[str, Any]) -> Any:
         """POST the request through the client's generic `post`, getting plain JSON back.
@@ -204,7 +233,14 @@ class OpenAICompatBackend:
 
     async def _create_with_retries(self, args: dict[str, Any]) -> Any:
         try:
-            return await with_retries(lambda: self._create(args), self.retry, self._note_retry)
+            try:
+                return await with_retries(lambda: self._create(args), self.retry, self._note_retry)
+            except ModelError as exc:
+                if exc.kind != "bad_request" or not self._learn(args, exc.message):
+                    raise
+                log.info("%s; retrying without the refused parameter", exc.message)
+                adapted = self._adapted(dict(args))
+                return await with_retries(lambda: self._create(adapted), self.retry, self._note_retry)
         except ModelError as exc:
             if exc.kind == "connection":
                 # Still refused after every retry: the endpoint is down, not having a bad moment.
