@@ -586,6 +586,7 @@ async def test_s_on_sample_screen_saves_the_failure(gallery: Path, official: obj
     assert case.trace is not None and case.trace.return_repr == official["sample_0"].output  # type: ignore[index]
     assert case.first_divergence is not None
     assert case.first_divergence["claim"] in COT_WRONG and case.first_divergence["line"] == 4
+    assert case.first_divergence["kind"] == "binding" and case.first_divergence["true"] == "[(4, 1)]"
 
 
 def test_cases_screen_snapshot(snap_compare, gallery: Path, official: object) -> None:

@@ -39,20 +39,43 @@ def trace_summary(sample: Sample) -> tuple[TraceSummary | None, Any]:
 
 
 def first_divergence(raw: str, trace: Any) -> dict[str, Any] | None:
-    """Where `raw`'s reasoning first contradicts the trace (align's JSON, plus the source line)."""
+    """Where `raw`'s reasoning first contradicts the trace: align's JSON, plus `kind` and the
+    source `line` to mark in the code (None when the reasoning cannot be aligned)."""
     if trace is None or not getattr(trace, "steps", None):
         return None
     try:
         from cruxtui.core.align import align_text
 
-        div = align_text(raw, trace).to_json()["first_divergence"]
+        alignment = align_text(raw, trace)
+        div = alignment.to_json()["first_divergence"]
     except Exception:  # noqa: BLE001 - reasoning that cannot be aligned has no known divergence
         return None
-    if div is not None and div.get("trace_step") is not None:
-        step = next((s for s in trace.steps if s.index == div["trace_step"]), None)
-        if step is not None:
-            div["line"] = step.line
+    judgement = alignment.first_divergence
+    if div is None or judgement is None:
+        return None
+    div["kind"] = judgement.claim.kind
+    line = _divergence_line(judgement, trace)
+    if line is not None:
+        div["line"] = line
     return div
+
+
+def _divergence_line(judgement: Any, trace: Any) -> int | None:
+    """The line the wrong claim is about. A trace step shows the state BEFORE its line runs, so a
+    wrong value bound by a line is seen at the frame's next step: the line is the one before."""
+    if getattr(judgement.claim, "line", None):
+        return int(judgement.claim.line)
+    index = judgement.trace_step
+    steps = {s.index: s for s in trace.steps}
+    if index is None or index not in steps:
+        return None
+    step = steps[index]
+    if judgement.claim.kind == "binding":
+        before = [s for s in trace.steps if s.index < index and s.depth == step.depth
+                  and s.event == "line"]
+        if before:
+            return before[-1].line
+    return step.line
 
 
 def build_case(
