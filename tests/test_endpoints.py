@@ -190,3 +190,12 @@ async def test_with_retries_stops_at_non_retryable_and_counts_attempts() -> None
 
     with pytest.raises(ModelError, match=r"HTTP 500 \(gave up after 3 attempts\)"):
         await with_retries(always, RetryPolicy(attempts=3), sleep=sleep)
+
+
+def test_spec_labels_and_json_round_trip() -> None:
+    spec = ModelSpec("openai", "qwen", "http://127.0.0.1:8000/v1", "completions")
+    assert spec.label == "qwen @ 127.0.0.1:8000 (openai/completions)"
+    assert ModelSpec("replay", "codellama", path="/x/g.json").label == "codellama (replay)"
+    assert ModelSpec.from_json(spec.to_json()) == spec
+    with pytest.raises(ModelError, match="unknown backend 'tgi'"):
+        ModelSpec("tgi", "m")

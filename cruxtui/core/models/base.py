@@ -42,12 +42,12 @@ class ModelSpec:
 
     @property
     def label(self) -> str:
-        """Short name for lists and titles, e.g. `qwen2.5-coder @ 127.0.0.1:8000 (chat)`."""
+        """Short name for lists and titles, e.g. `qwen2.5-coder @ 127.0.0.1:8000 (openai/chat)`."""
+        if self.backend == "replay":
+            return f"{self.model} (replay)"
         where = ""
         if self.base_url:
             where = " @ " + self.base_url.split("://", 1)[-1].removesuffix("/v1").rstrip("/")
-        elif self.path:
-            where = f" @ {self.path}"
         return f"{self.model}{where} ({self.backend}/{self.api})"
 
     def to_json(self) -> dict[str, Any]:
@@ -91,9 +91,9 @@ class Completion:
 
 
 # What each kind of failure means for a run: fatal ones fail every further request the same way,
-# so a run stops at once instead of burning through the samples.
+# so a run stops at once instead of burning through the samples. A bad request is not fatal: a
+# prompt longer than the context window fails only its own sample.
 _FATAL_KINDS = frozenset({"auth", "unknown_model", "unreachable", "missing_dependency", "no_gpu", "config"})
-# bad_request is not fatal: a prompt longer than the context window fails only its own sample.
 _RETRYABLE_KINDS = frozenset({"rate_limited", "server", "timeout", "connection", "stream_cut"})
 
 
