@@ -16,8 +16,8 @@ from cruxtui.cli import main
 from cruxtui.core import numsteps
 from cruxtui.core.bounded_repr import bounded_repr, is_cut
 from cruxtui.core.dataset import Dataset, load_dataset, starter_path
-from cruxtui.core.sandbox import Sandbox
-from cruxtui.core.trace import Trace, trace, trace_many, trace_sample
+from cruxtui.core.sandbox import Outcome, Sandbox
+from cruxtui.core.trace import Trace, from_outcome, trace, trace_many, trace_sample
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +202,19 @@ def test_code_that_does_not_parse(box: Sandbox) -> None:
 def test_wrong_arguments_raise_before_f_runs(box: Sandbox) -> None:
     t = trace("def f(a, b):\n    return a", "f(1)", sandbox=box)
     assert t.steps == [] and t.exception is not None and t.exception.startswith("TypeError")
+
+
+@pytest.mark.parametrize(
+    "steps",
+    ['[["call", "1", 0, "f", 0, [], [], null]]', '[["jump", 1, 0, "f", 0, [], [], null]]',
+     '[["line", 1, 0, "f", 0, [["x", 1]], [], null]]', '{"a": 1}', "[" * 100_000, "not json"],
+)
+def test_a_malformed_result_from_the_child_is_an_error(steps: str) -> None:
+    """The child also ran untrusted code, which could have tampered with what it sends back."""
+    wire = {"steps": steps, "return_repr": None, "exception": None, "truncated": False,
+            "timeout": False, "error": None, "numsteps": 3, "stdout": ""}
+    t = from_outcome("def f(x):\n    return x", "f(1)", Outcome("ok", wire, "", 0.0))
+    assert t.error is not None and t.error.startswith("malformed trace") and t.steps == []
 
 
 # --- bounded reprs ---------------------------------------------------------------------------

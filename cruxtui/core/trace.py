@@ -10,6 +10,7 @@ crosses the process boundary quickly.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -166,10 +167,19 @@ def payload_for(
 
 
 def from_wire(code: str, call: str, wire: dict[str, Any]) -> Trace:
-    """Rebuild a Trace from `trace_job`'s result: replay the per-step deltas into full locals."""
+    """Rebuild a Trace from `trace_job`'s result: replay the per-step deltas into full locals.
+
+    The steps arrive as one JSON text (decoding it in C is what keeps tracing all samples fast)
+    written by a process that also ran untrusted code, so every field is type-checked here:
+    anything unexpected raises ValueError.
+    """
+    raw = json.loads(wire["steps"])
+    if type(raw) is not list:
+        raise ValueError("steps is not a list")
     frames: dict[int, dict[str, str]] = {}
     steps: list[Step] = []
-    for index, (event, line, depth, func, fid, changes, removed, value) in enumerate(wire["steps"]):
+    for index, record in enumerate(raw):
+        event, line, depth, func, fid, changes, removed, value = _checked(record)
         shown = frames.setdefault(fid, {})
         for name in removed:
             shown.pop(name, None)
@@ -179,10 +189,36 @@ def from_wire(code: str, call: str, wire: dict[str, Any]) -> Trace:
             Step(index, event, line, depth, func, list(shown.items()), [n for n, _ in changes], value, fid)
         )
     return Trace(
-        code=code, call=call, steps=steps, return_repr=wire["return_repr"],
-        exception=wire["exception"], truncated=bool(wire["truncated"]), timeout=bool(wire["timeout"]),
-        error=wire["error"], numsteps=int(wire["numsteps"]), stdout=wire.get("stdout", ""),
+        code=code, call=call, steps=steps, return_repr=_text_or_none(wire["return_repr"]),
+        exception=_text_or_none(wire["exception"]), truncated=wire["truncated"] is True,
+        timeout=wire["timeout"] is True, error=_text_or_none(wire["error"]),
+        numsteps=int(wire["numsteps"]), stdout=_text_or_none(wire.get("stdout")) or "",
     )
+
+
+_EVENTS = frozenset({"call", "line", "return", "exception"})
+
+
+def _checked(record: Any) -> tuple[str, int, int, str, int, list[list[str]], list[str], str | None]:
+    """One wire step, or ValueError if any field has the wrong type."""
+    if type(record) is not list or len(record) != 8:
+        raise ValueError("a step is not a list of 8 fields")
+    event, line, depth, func, fid, changes, removed, value = record
+    if event not in _EVENTS or not all(type(v) is int for v in (line, depth, fid)) or type(func) is not str:
+        raise ValueError("a step has a bad event, line, depth, function or frame")
+    if type(changes) is not list or not all(
+        type(c) is list and len(c) == 2 and type(c[0]) is str and type(c[1]) is str for c in changes
+    ):
+        raise ValueError("a step has malformed changes")
+    if type(removed) is not list or not all(type(n) is str for n in removed):
+        raise ValueError("a step has malformed removals")
+    return event, line, depth, func, fid, changes, removed, _text_or_none(value)
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    raise ValueError(f"expected text, got {type(value).__name__}")
 
 
 def failed(code: str, call: str, error: str) -> Trace:
@@ -243,7 +279,7 @@ def from_outcome(code: str, call: str, outcome: Any) -> Trace:
     if outcome.status == "ok" and isinstance(outcome.value, dict):
         try:
             return from_wire(code, call, outcome.value)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, RecursionError) as exc:
             return failed(code, call, f"malformed trace from the sandbox ({exc})")
     if outcome.status == "timeout":  # stuck where the tracer cannot stop it (a long builtin call)
         return Trace(code, call, [], None, None, False, True, None, 0)

@@ -11,7 +11,8 @@ executes untrusted code and must return plain data only. It records two things i
   bytecode differs between Python versions, so counts are comparable, not identical).
 
 Steps go over the wire as deltas (only the locals that changed), which keeps a 10,000-step
-trace small; `cruxtui.core.trace` rebuilds full locals from them.
+trace small, and as one JSON text, which the parent decodes in C; `cruxtui.core.trace` checks
+every field and rebuilds full locals from them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import ast
 import dis
 import io
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -249,7 +251,7 @@ def run(
 ) -> dict[str, Any]:
     """Trace `call` against `code` in this process; return the wire form (see module doc)."""
     result: dict[str, Any] = {
-        "steps": [], "return_repr": None, "exception": None, "truncated": False,
+        "steps": "[]", "return_repr": None, "exception": None, "truncated": False,
         "timeout": False, "error": None, "numsteps": 0, "stdout": "",
     }
     problem = problem_with(call, "call")
@@ -283,7 +285,7 @@ def run(
         sys.settrace(None)
         sys.stdout, sys.stderr = saved
 
-    result["steps"] = recorder.steps
+    result["steps"] = json.dumps(recorder.steps)
     result["numsteps"] = recorder.events
     result["stdout"] = output.text()
     top = recorder.top_result
