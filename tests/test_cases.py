@@ -832,3 +832,42 @@ def test_latest_failure_prefers_the_watched_run(official: object) -> None:
         assert latest_failure(store, official, "sample_0").model.model == "fake-model"  # type: ignore[arg-type, union-attr]
         watched = latest_failure(store, official, "sample_0", run_id=info.id)  # type: ignore[arg-type]
         assert watched is not None and watched.model.model == "good" and watched.failures == 0
+
+
+async def test_s_saves_from_the_scored_generations_file(gallery: Path, official: object) -> None:
+    """`cruxtui --generations FILE --task output`: `s` on a sample saves what its Sample screen
+    lists, the released Code Llama answers with their verdicts."""
+    import argparse
+
+    from textual.widgets import Input
+
+    from cruxtui.tui.app import CruxApp
+    from cruxtui.tui.screens.case_form import CaseFormScreen
+    from tests.conftest import CODELLAMA_OUTPUT
+
+    released = json.loads((CODELLAMA_OUTPUT / "generations.json").read_text())
+    folder = gallery.parent / "codellama-7b_temp0.2_output"
+    folder.mkdir()
+    (folder / "generations.json").write_text(json.dumps({k: released[k] for k in ("sample_14", "sample_1")}))
+    options = argparse.Namespace(generations=str(folder / "generations.json"), task="output",
+                                 step_counts=False)
+    app = CruxApp(official, options=options)  # type: ignore[arg-type]
+    async with app.run_test(size=TUI_SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        app.open_sample("sample_14")
+        await pilot.pause()
+        await pilot.press("s")
+        for _ in range(50):
+            await pilot.pause(0.1)
+            if isinstance(app.screen, CaseFormScreen):
+                break
+        assert isinstance(app.screen, CaseFormScreen)
+        app.screen.query_one("#case-tags", Input).value = "whitespace"
+        await pilot.press("ctrl+s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    [case] = [c for c in load_gallery(gallery)[0] if c.sample_id == "sample_14"]
+    assert [g.answer for g in case.generations] == released["sample_14"]
+    assert case.failures == 10 and case.tags == ["whitespace"]
+    assert case.model.backend == "replay" and case.model.model == "codellama-7b_temp0.2_output"
+    assert "records no prompt" in case.origin

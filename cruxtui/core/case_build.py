@@ -127,6 +127,27 @@ def verdict_generation(raw: str, answer: str | None, verdict: Any, extraction_re
                       reason=verdict.reason, produced=getattr(verdict, "produced", None))
 
 
+def case_from_scored(sample: Sample, task: str, answers: Sequence[str], verdicts: Sequence[Any], *,
+                     model: str, source: str = "") -> FailureCase:
+    """A case from a scored generations file (`cruxtui --generations FILE`): the benchmark's format
+    holds extracted answers only, so each answer is also the raw response, and the model is the
+    file (backend "replay"), named like an imported run."""
+    from cruxtui.core.models.base import SamplingParams
+
+    prompt, mode, caveat = run_prompt(sample, task, "imported", "benchmark")
+    defaults = SamplingParams()
+    gens = [Generation(raw=a, answer=a, passed=bool(v.passed), kind=v.kind, reason=v.reason,
+                       produced=getattr(v, "produced", None)) for a, v in zip(answers, verdicts, strict=True)]
+    origin = f"generations file {source}" if source else "a generations file"
+    return build_case(
+        sample, task=task, mode=mode, prompt=prompt,
+        model=ModelInfo(backend="replay", model=model, api="completions", path=source or None),
+        sampling=Sampling(temperature=defaults.temperature, top_p=defaults.top_p,
+                          max_tokens=defaults.max_tokens, n=len(gens)),
+        generations=gens, origin=f"{origin}; {caveat}",
+    )
+
+
 # From a stored run -----------------------------------------------------------------------------
 @dataclass
 class FromRunResult:

@@ -1,7 +1,8 @@
 """`s` anywhere a failure is on screen: find it, ask for tags and a note, save it as a case file.
 
 The failure is the sample's generations in the run being watched (the run panel's run), else in
-the newest stored run in which the sample failed. Finding it traces the sample and aligns the
+the scored generations file the Sample screen lists (`--generations`), else in the newest stored run
+in which the sample failed. Finding it traces the sample and aligns the
 reasoning, so that happens in a thread while the screen stays live.
 """
 
@@ -34,8 +35,10 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
 
     app = screen.app
     try:
-        draft = await asyncio.to_thread(latest_failure, app_store(app), app.dataset, sample.id,
-                                        run_id, variant)
+        draft = await asyncio.to_thread(_scored_failure, app, sample) if run_id is None else None
+        if draft is None:
+            draft = await asyncio.to_thread(latest_failure, app_store(app), app.dataset, sample.id,
+                                            run_id, variant)
     except ValueError as exc:
         app.notify(str(exc), title="Save case", severity="error")
         return None
@@ -63,6 +66,20 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
         return None
     app.notify(f"Saved {path.name} in {folder}", title="Case saved")
     return path
+
+
+def _scored_failure(app: Any, sample: Sample) -> FailureCase | None:
+    """The sample's generations in the scored set the Sample screen lists (`--generations`)."""
+    from cruxtui.core.case_build import case_from_scored
+    from cruxtui.tui.scored_set import scored_set_of
+
+    scored = scored_set_of(app)
+    if scored is None or sample.id not in scored.verdicts or sample.id not in scored.generations:
+        return None
+    path = Path(getattr(app.options, "generations", "") or "generations.json")
+    return case_from_scored(sample, scored.task, scored.generations[sample.id],
+                            scored.verdicts[sample.id], model=path.parent.name or path.stem,
+                            source=str(path))
 
 
 def _existing(path: Path) -> FailureCase | None:
