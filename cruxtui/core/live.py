@@ -32,10 +32,17 @@ def open_backend(*, endpoint: str | None = None, base_url: str | None = None,
     return backend, resolved
 
 
+def warm_up() -> None:
+    """Import what a run needs (`openai`, scoring, extraction) ahead of time; blocking, so call it
+    in a thread when the run panel opens: the first run then starts without a pause."""
+    from cruxtui.core import answers, scoring  # noqa: F401
+    from cruxtui.core.models import openai_compat  # noqa: F401
+
+
 def _prepare(store: RunStore, dataset: Dataset, settings: dict[str, Any], backend: Any) -> tuple[Any, Any, Any]:
     """Backend, stored run and plan for `settings`. Blocking (imports `openai`, reads config, opens
     the run): the live run calls it in a thread so the TUI keeps painting meanwhile."""
-    from cruxtui.core import scoring  # noqa: F401 - imported here, off the event loop, for the runner
+    warm_up()
     from cruxtui.core.models.base import ModelError, SamplingParams
     from cruxtui.core.prompts import DEFAULT_MAX_TOKENS, style_for_api
 
@@ -53,6 +60,9 @@ def _prepare(store: RunStore, dataset: Dataset, settings: dict[str, Any], backen
                             max_tokens=settings.get("max_tokens") or DEFAULT_MAX_TOKENS[mode])
     info, plan = prepare_run(store, backend, dataset_digest=dataset.digest, task=settings["task"],
                              mode=mode, style=style_for_api(backend.spec.api), params=params)
+    preconnect = getattr(backend, "preconnect", None)  # only HTTP backends have a client to build
+    if preconnect is not None:
+        preconnect()
     return backend, info, plan
 
 

@@ -143,13 +143,26 @@ class OpenAICompatBackend:
 
     # -- client --------------------------------------------------------------------------------
 
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=self._key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+        )
+
+    def preconnect(self) -> None:
+        """Build the client now. Blocking (it loads TLS certificates, ~0.1 s): call it in a thread
+        before a run so an event loop that paints a UI does not pause at the first request. The
+        first loop that uses the client adopts it."""
+        if self._client is None:
+            self._client = self._new_client()
+            self._client_loop = None
+
     def _get_client(self) -> openai.AsyncOpenAI:
         """One client per event loop: its connection pool belongs to the loop that opened it."""
         loop = asyncio.get_running_loop()
+        if self._client is not None and self._client_loop is None:
+            self._client_loop = loop  # built ahead by `preconnect`, not used by any loop yet
         if self._client is None or self._client_loop is not loop:
-            self._client = openai.AsyncOpenAI(
-                api_key=self._key, base_url=self.base_url, timeout=self.timeout, max_retries=0
-            )
+            self._client = self._new_client()
             self._client_loop = loop
         return self._client
 
