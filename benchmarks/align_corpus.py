@@ -218,6 +218,11 @@ RETURN = {
     "E": ["Hence the answer is {v}.", "The function will return {v}."],
     "F": ["f(...) therefore gives back {v}, so the function returns {v}.", "The output of f is {v}."],
 }
+# Restating a value that did not change, as chains often do ("count is still 1").
+RESTATE = {
+    "A": "{n} is still {v}.", "B": "{n} remains {v}.", "C": "`{n}` stays {v}.", "D": "({n} = {v})",
+    "E": "{n} keeps the value {v}.", "F": "{n} is unchanged at {v}.",
+}
 INTRO = {
     "A": "Let's execute the code step by step.",
     "B": "We trace the function line by line.",
@@ -267,9 +272,17 @@ def narrate(events: list[Event], fam: str, rng: random.Random, code: str,
     pending_iter: Event | None = None
     i = 0
     body = [(k, e) for k, e in enumerate(events) if e.kind != "call"]
+    state: dict[str, Any] = {e.name: e.value for e in call}
     while i < len(body):
         k, ev = body[i]
         i += 1
+        # Before a condition every value of the previous step is known: a safe place to restate one.
+        if out and not out[-1].wrong and ev.kind == "cond" and state and rng.random() < 0.3:
+            name = rng.choice(sorted(state))
+            if not (slip_line is not None and name == carry):
+                out.append(Line(RESTATE[fam].format(n=name, v=fmt(state[name], rng, fam))))
+        if ev.kind == "bind":
+            state[ev.name] = ev.value
         is_slip = slip is not None and k == slip[0]
         if is_slip:
             ev = slip[1]
@@ -467,24 +480,35 @@ def chains_for(sample: Any, trace: Any, rng: random.Random) -> list[dict]:
             start = sum(len(t) + 1 for t in text_lines[:slip_line])
             out.append({"id": sample.id, "family": fam, "kind": kind, "text": "\n".join(text_lines),
                         "wrong_step": slip_line, "wrong_text": text_lines[slip_line],
-                        "wrong_span": [start, start + len(text_lines[slip_line])]})
+                        "wrong_span": [start, start + len(text_lines[slip_line])],
+                        "true_value": repr(events[k].value) if wrong.kind == "bind" else None})
     return out
 
 
-def build(seed: int = 0, limit: int | None = None) -> tuple[list[dict], dict[str, Any]]:
+def trace_samples(limit: int | None = None) -> tuple[list[Any], dict[str, Any]]:
+    """The samples and their true traces (in the sandbox, in parallel)."""
     from cruxtui.core.dataset import load_dataset
     from cruxtui.core.trace import trace_many
 
     ds = load_dataset(shared_data() / "cruxeval.jsonl")
     samples = ds.samples[:limit] if limit else ds.samples
     traces = trace_many([(s.code, s.call, None) for s in samples])
+    return samples, {s.id: t for s, t in zip(samples, traces, strict=True)}
+
+
+def make_corpus(samples: list[Any], traces: dict[str, Any], seed: int) -> list[dict]:
     rng = random.Random(seed)
     corpus: list[dict] = []
-    for s, t in zip(samples, traces, strict=True):
-        if not t.ok:
-            continue
-        corpus.extend(chains_for(s, t, rng))
-    return corpus, {s.id: t for s, t in zip(samples, traces, strict=True)}
+    for s in samples:
+        if traces[s.id].ok:
+            for row in chains_for(s, traces[s.id], rng):
+                corpus.append(row | {"seed": seed})
+    return corpus
+
+
+def build(seed: int = 0, limit: int | None = None) -> tuple[list[dict], dict[str, Any]]:
+    samples, traces = trace_samples(limit)
+    return make_corpus(samples, traces, seed), traces
 
 
 def main() -> int:

@@ -1,7 +1,7 @@
 """How well does `cruxtui.core.align` find the first wrong step of a chain of thought?
 
 Builds the corpus of `benchmarks/align_corpus.py` (true traces of the 800 samples, narrated in
-varied prose; one injected slip per wrong chain) and reports:
+varied prose; one injected slip per wrong chain; several seeds pooled) and reports:
 
 - **localisation accuracy**: wrong chains whose first divergence falls in the injected wrong step
   (goal >= 90%), with how many were flagged too early (a false alarm before the slip), too late,
@@ -9,7 +9,8 @@ varied prose; one injected slip per wrong chain) and reports:
 - **false-alarm rate**: correct chains with any contradicted claim (goal <= 5%);
 
 overall, for the phrasing families visible while the parser was written (A-D) and for the held-out
-families (E, F), and per slip kind. Run: `python benchmarks/bench_align.py [--seed 0] [--show 5]`.
+families (E, F), and per slip kind; and how often the true value reported for a located wrong
+binding is the real one. Run: `python benchmarks/bench_align.py [--seeds 0,1,2] [--show 5]`.
 """
 
 from __future__ import annotations
@@ -23,21 +24,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from align_corpus import HELD_OUT, build  # noqa: E402
+from align_corpus import HELD_OUT, make_corpus, trace_samples  # noqa: E402
 
-from cruxtui.core.align import align_text  # noqa: E402
+from cruxtui.core.align import align_text, value_key  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default="0,1,2", help="corpora to build and pool (comma-separated seeds)")
     ap.add_argument("--limit", type=int, default=None, help="only the first N samples")
     ap.add_argument("--show", type=int, default=0, help="print N misses of each sort")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    corpus, traces = build(args.seed, args.limit)
-    t_build = time.perf_counter() - t0
+    samples, traces = trace_samples(args.limit)
+    t_trace = time.perf_counter() - t0
+    seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+    corpus = [row for seed in seeds for row in make_corpus(samples, traces, seed)]
+    t_build = time.perf_counter() - t0 - t_trace
 
     stats: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     misses: dict[str, list[str]] = defaultdict(list)
@@ -71,13 +75,16 @@ def main() -> int:
         for g in groups:
             stats[g]["wrong"] += 1
             stats[g][verdict] += 1
+        if verdict == "located" and row.get("true_value") and div.claim.kind == "binding":
+            stats["all"]["true_checked"] += 1
+            stats["all"]["true_right"] += value_key(div.true_value or "") == value_key(row["true_value"])
         if verdict != "located":
             misses[verdict].append(f"{row['id']} [{row['family']}] {row['kind']} slip: {row['wrong_text']!r}"
                                    + (f" | flagged: {div.claim.text!r}" if div else "") + f"\n{row['text']}")
     t_align = time.perf_counter() - t1
 
-    print(f"corpus: {len(corpus)} chains from {len(traces)} samples "
-          f"(built in {t_build:.1f} s; aligned in {t_align:.1f} s, "
+    print(f"corpus: {len(corpus)} chains from {len(traces)} samples, seeds {seeds} "
+          f"(traced in {t_trace:.1f} s, built in {t_build:.1f} s; aligned in {t_align:.1f} s, "
           f"{1000 * t_align / max(len(corpus), 1):.1f} ms per chain)")
     print(f"{'group':<18}{'wrong':>7}{'located':>9}{'early':>7}{'late':>6}{'missed':>8}"
           f"{'correct':>9}{'false alarm':>13}")
@@ -90,6 +97,9 @@ def main() -> int:
     a = stats["all"]
     print(f"\nlocalisation accuracy {100 * a['located'] / max(a['wrong'], 1):.1f}% (goal >= 90%), "
           f"false-alarm rate {100 * a['false_alarm'] / max(a['correct'], 1):.1f}% (goal <= 5%)")
+    if a["true_checked"]:
+        print(f"true value reported right for {100 * a['true_right'] / a['true_checked']:.1f}% of "
+              f"{a['true_checked']} located wrong bindings")
     if args.show:
         for kind, rows in misses.items():
             print(f"\n===== {kind} ({len(rows)})")

@@ -161,3 +161,42 @@ def test_cli_stdin_and_missing_file(official) -> None:  # noqa: ANN001
         capture_output=True, text=True, cwd=REPO, timeout=120,
     )
     assert bad.returncode == 2 and "file not found" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_restating_values_and_merged_sentences_are_not_alarms() -> None:
+    """A value said again ("count is still 1"), two claims on one variable in one sentence, and a
+    sentence spanning two states are all correct."""
+    chain = """We call f with s = 'aba'. count = 0.
+In the first iteration ch = 'a', count becomes 1, and count is still 1 when ch = 'b' in the second iteration.
+count remains 1. In the third iteration ch = 'a', so count = 1 and then count = 2.
+The loop ends with count = 2. The answer is 2."""
+    result = align_text(chain, run(COUNT, "f('aba')"))
+    assert result.first_divergence is None, result.first_divergence
+    assert result.counts()[CONSISTENT] >= 10
+
+
+def test_stale_change_is_caught() -> None:
+    """'x becomes V' again after the chain already said x = V, while x really moved on."""
+    code = "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x * 2)\n    return out"
+    chain = """out = [] at first. In the first iteration x = 1 and out becomes [2].
+Then out becomes [2] again as x = 3 is handled.
+The function returns [2]."""
+    result = align_text(chain, run(code, "f([1, 3])"))
+    div = result.first_divergence
+    assert div is not None and div.step == 2
+    assert div.true_value == "[2, 6]"
+
+
+def test_condition_named_by_the_code_and_closed_expressions() -> None:
+    code = "def f(items):\n    if items:\n        return items[0]\n    return isinstance(items, list)"
+    tr = run(code, "f([])")
+    assert align_text("`items` evaluates to True, so we return items[0].", tr).first_divergence is not None
+    assert align_text("Here isinstance([], list) is True. The function returns True.", tr).first_divergence is None
+    assert align_text("isinstance([], list) -> False", tr).first_divergence.true_value == "True"
+
+
+def test_evaluator_refuses_what_it_should_not_run() -> None:
+    assert evaluate_condition("'a' * 10 ** 9 == ''") is None  # size guard
+    assert evaluate_condition("__import__('os').system('true')") is None
+    assert evaluate_condition("[1, 2, 3][5] == 1") is None  # IndexError: cannot tell
+    assert evaluate_condition("'Boolean'.isalpha() and [46, 47][0] % 2 == 0") is True

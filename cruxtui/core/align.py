@@ -39,6 +39,7 @@ from cruxtui.core.claims import (
     Chain,
     Claim,
     ReasoningStep,
+    code_names,
     literal_value,
     parse_chain,
 )
@@ -198,6 +199,7 @@ class _Shape:
     cond_text: dict[int, str]
     loops: list[tuple[int, int, int]]  # (header line, first body line, last line) of f's own loops
     single_loop: bool  # exactly one loop in f, comprehensions included
+    loop_vars: set[str]  # names bound by for loops and comprehensions
 
 
 def _shape(code: str) -> _Shape:
@@ -205,11 +207,12 @@ def _shape(code: str) -> _Shape:
     cond_body: dict[int, int | None] = {}
     cond_text: dict[int, str] = {}
     loops: list[tuple[int, int, int]] = []
+    loop_vars: set[str] = set()
     n_loops = 0
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return _Shape(lines, {}, {}, [], False)
+        return _Shape(lines, {}, {}, [], False, set())
     for node in ast.walk(tree):
         if isinstance(node, ast.If | ast.While):
             first = node.body[0].lineno
@@ -219,7 +222,9 @@ def _shape(code: str) -> _Shape:
             loops.append((node.lineno, node.body[0].lineno, node.end_lineno or node.lineno))
         if isinstance(node, ast.For | ast.While | ast.comprehension):
             n_loops += 1
-    return _Shape(lines, cond_body, cond_text, loops, n_loops == 1 and len(loops) == 1)
+        if isinstance(node, ast.For | ast.comprehension):
+            loop_vars.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    return _Shape(lines, cond_body, cond_text, loops, n_loops == 1 and len(loops) == 1, loop_vars)
 
 
 # --------------------------------------------------------------------------- positions
@@ -437,6 +442,9 @@ class _Judge:
         self.lines = lines
         self.n = len(trace.steps)
         self.anchors: list[int | None] = [None] * len(chain.steps)
+        self.names = code_names(trace.code)
+        self.last: dict[str, tuple[object, int]] = {}
+        """Per variable: the value the chain last stated correctly, and where."""
 
     def run(self) -> list[Judgement]:
         # Pass 1: which steps are pinned (a claim holds exactly where the step was placed).
@@ -449,6 +457,8 @@ class _Judge:
             hypothetical = bool(_HYPOTHETICAL.search(step.text))
             for claim in step.claims:
                 j = self._judge(step, claim)
+                if claim.kind == BINDING and j.verdict == CONSISTENT and j.trace_step is not None:
+                    self.last[claim.name or ""] = (value_key(claim.value), j.trace_step)
                 if hypothetical and j.verdict == CONTRADICTED:
                     j = Judgement(step.index, claim, UNVERIFIABLE, j.trace_step, None,
                                   "hypothetical wording")
@@ -460,15 +470,22 @@ class _Judge:
         want = value_key(claim.value)
         return have is not None and want is not _OPAQUE and value_key(have) == want
 
-    def _window(self, step: ReasoningStep) -> tuple[int, int]:
+    def _window(self, step: ReasoningStep, widen: bool = False) -> tuple[int, int]:
+        """Between the previous and the next pinned step. `widen`: up to the last place the next
+        pinned step could sit (where its pinning claims still hold)."""
         lo, hi = 0, self.n - 1
         for i in range(step.index - 1, -1, -1):
             if self.anchors[i] is not None:
                 lo = self.anchors[i]
                 break
         for i in range(step.index + 1, len(self.chain.steps)):
-            if self.anchors[i] is not None:
-                hi = self.anchors[i]
+            p = self.anchors[i]
+            if p is not None:
+                # The next pinned step could sit anywhere its pinning claims hold.
+                pins = [c for c in self.chain.steps[i].claims if c.kind == BINDING and self._holds_at(c, p)]
+                hi = p
+                while widen and hi + 1 < self.n and all(self._holds_at(c, hi + 1) for c in pins):
+                    hi += 1
                 break
         return lo, max(lo, hi)
 
@@ -477,15 +494,12 @@ class _Judge:
         neighbours, narrowed by the iteration / loop exit / call the step names. A variable given
         a second value in the same step ("x = [], and then x = [1]") may be later than the pin."""
         p = self.placed[step.index]
-        lo, hi = self._window(step)
-        if p is not None and self.anchors[step.index] is not None:
-            again = claim is not None and any(
-                c is not claim and c.name == claim.name and c.kind == BINDING
-                for c in step.claims[: step.claims.index(claim)]
-            )
-            if not again:
-                return [p]
-            lo = p
+        repeated = claim is not None and any(
+            c is not claim and c.name == claim.name and c.kind == BINDING for c in step.claims
+        )
+        lo, hi = self._window(step, widen=repeated)
+        if p is not None and self.anchors[step.index] is not None and not repeated:
+            return self._pinned_run(step, p, lo, hi)
         cand = list(range(lo, hi + 1))
         if step.at_call:
             cand = [k for k in cand if k <= self.pos.first_line] or cand
@@ -495,9 +509,33 @@ class _Judge:
             exits = [k for k in cand if self.pos.loop_exit[k]]
             cand = exits or cand
         line = self.lines[step.index]
-        if line is not None:
+        if line is not None and not repeated:
             cand = [k for k in cand if self.pos.ran[k] == line]
         return cand
+
+    def _names_in(self, text: str) -> bool:
+        """Does `text` use a variable of the code (`list` may be the code's own, not the type)?"""
+        try:
+            tree = ast.parse(text.strip().strip("`"), mode="eval")
+        except SyntaxError:
+            return False
+        return any(isinstance(n, ast.Name) and n.id in self.names for n in ast.walk(tree))
+
+    def _pinned_run(self, step: ReasoningStep, p: int, lo: int, hi: int) -> list[int]:
+        """The positions around `p` where every claim that pins the step still holds: a sentence
+        with several claims ("i = 1, and nums = [...]") may span a few consecutive states."""
+        pins = [c for c in step.claims if c.kind == BINDING and self._holds_at(c, p)]
+        a = p
+        while a - 1 >= lo and all(self._holds_at(c, a - 1) for c in pins):
+            a -= 1
+        b = p
+        while b + 1 <= hi and all(self._holds_at(c, b + 1) for c in pins):
+            b += 1
+        line = self.lines[step.index]
+        run = list(range(a, b + 1))
+        if line is not None and len(pins) == len([c for c in step.claims if c.kind == BINDING]):
+            run = [k for k in run if self.pos.ran[k] == line] or [p]
+        return run
 
     def _judge(self, step: ReasoningStep, claim: Claim) -> Judgement:
         kind = claim.kind
@@ -519,6 +557,9 @@ class _Judge:
         cand = self._candidates(step, claim)
         if want is _OPAQUE:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note="claimed value is not a literal")
+        stale = self._stale_change(step, claim, want)
+        if stale is not None:
+            return stale
         seen = [k for k in cand if name in self.pos.env[k]]
         if not seen:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note=f"{name} has no value here")
@@ -526,12 +567,52 @@ class _Judge:
             if value_key(self.pos.env[k][name]) == want:
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
         k = self._true_position(step, seen, name)
+        if claim.change:
+            k = self._next_change(name, k, self._window(step)[1]) or k
         true = self.pos.env[k][name]
         if value_key(true) is _OPAQUE:
             return Judgement(step.index, claim, UNVERIFIABLE, self.trace.steps[k].index, true,
                              "traced value is not a literal")
         return Judgement(step.index, claim, CONTRADICTED, self.trace.steps[k].index, true,
                          f"{name} is {true} here")
+
+    def _next_change(self, name: str, k: int, hi: int) -> int | None:
+        """Where `name` next takes another value after position k (up to hi): for "x becomes V"
+        the true value is the one x changes to, not the one it had before the line ran."""
+        start = self.pos.env[k].get(name)
+        for j in range(k + 1, min(hi, self.n - 1) + 1):
+            have = self.pos.env[j].get(name)
+            if have is not None and have != start:
+                return j
+        return None
+
+    def _stale_change(self, step: ReasoningStep, claim: Claim, want: object) -> Judgement | None:
+        """"x becomes V" right after the chain said x = V: a change is claimed, so the value is the
+        one x takes at its next change (if it changes before the next pinned step)."""
+        name = claim.name or ""
+        if not claim.change or name not in self.last or self.last[name][0] != want:
+            return None
+        if name in self.shape.loop_vars:
+            return None  # a loop may bind its variable to an equal value: no change to see
+        q = self.last[name][1]
+        hi = min(self._window(step)[1], self.n - 1)
+        changed_at: int | None = None
+        for k in range(q + 1, hi + 1):
+            have = self.pos.env[k].get(name)
+            if have is None:
+                continue
+            key = value_key(have)
+            if key is _OPAQUE:
+                return None
+            if changed_at is None and key != want:
+                changed_at = k
+            elif changed_at is not None and key == want:
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
+        if changed_at is None:
+            return None
+        have = self.pos.env[changed_at][name]
+        return Judgement(step.index, claim, CONTRADICTED, self.trace.steps[changed_at].index, have,
+                         f"{name} changes to {have}")
 
     def _true_position(self, step: ReasoningStep, seen: list[int], name: str) -> int:
         """Where to read the true value of a wrong claim: the step's own place if it has one in the
@@ -546,7 +627,7 @@ class _Judge:
         return seen[0]
 
     def _condition(self, step: ReasoningStep, claim: Claim) -> Judgement:
-        if claim.condition and claim.line is None:
+        if claim.condition and claim.line is None and not self._names_in(claim.condition):
             truth = evaluate_condition(claim.condition)
             if truth is not None:
                 verdict = CONSISTENT if str(truth) == claim.value else CONTRADICTED
@@ -556,7 +637,7 @@ class _Judge:
         lines = _condition_lines(claim, self.shape)
         if not lines:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note="which condition is meant is unclear")
-        cand = self._condition_candidates(step)
+        cand = self._condition_candidates(step, narrow=claim.condition is not None)
         runs = [k for k in cand if self.pos.cond[k] is not None and self.pos.cond[k][0] in lines]
         if not runs:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note="the condition does not run here")
@@ -567,7 +648,7 @@ class _Judge:
         return Judgement(step.index, claim, CONTRADICTED, self.trace.steps[k].index,
                          str(self.pos.cond[k][1]), f"line {self.pos.cond[k][0]} is {self.pos.cond[k][1]} here")
 
-    def _condition_candidates(self, step: ReasoningStep) -> list[int]:
+    def _condition_candidates(self, step: ReasoningStep, narrow: bool) -> list[int]:
         """A condition is checked just before the step's state: widen a pinned step to the stretch
         since the previous pinned step."""
         if self.lines[step.index] is not None or step.line is not None:
@@ -576,8 +657,9 @@ class _Judge:
         lo, hi = self._window(step)
         if p is not None and self.anchors[step.index] is not None:
             hi = p
-        else:
-            # Up to where the next step was placed: the chain has moved on by then.
+        elif narrow:
+            # A named condition: up to where the next step was placed, the chain has moved on by
+            # then. An unnamed one ("the condition is true") keeps the whole window.
             later = [q for q in self.placed[step.index + 1:] if q is not None and q >= lo]
             if later:
                 hi = min(hi, later[0])

@@ -42,6 +42,8 @@ class Claim:
     ordinal: int | None = None
     subject_f: bool = True
     """For return claims: False when the subject may be a helper or a method rather than `f`."""
+    change: bool = False
+    """For bindings: worded as a change ("becomes", "is now", "is set to"), not a plain statement."""
 
     def describe(self) -> str:
         if self.kind == BINDING:
@@ -237,6 +239,9 @@ def claimed_value(text: str, i: int) -> tuple[int, str] | None:
         m = _RESULT_OF.search(text, j, clause_end)
         if m is None:
             return None
+        between = re.sub(r"'[^']*'|\"[^\"]*\"", "''", text[i:m.start()])
+        if re.search(r"[A-Za-z_]\w*\s+[A-Za-z_]\w*", between):
+            return None  # words, not an expression: "is called with `x` = 1"
         got = scan_literal(text, m.end())
         if got is not None and got[0] <= max(clause_end, got[0]) and _CLEAN_AFTER.match(text, got[0]):
             # Prefer the last value of a chain "a = b = c".
@@ -270,6 +275,19 @@ def code_names(code: str) -> set[str]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return names
+
+
+def code_conditions(code: str) -> list[str]:
+    """Source text of the code's `if` / `while` tests."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    return [
+        ast.get_source_segment(code, n.test) or ""
+        for n in ast.walk(tree)
+        if isinstance(n, ast.If | ast.While)
+    ]
 
 
 # --------------------------------------------------------------------------- splitting prose
@@ -335,6 +353,12 @@ _BIND_VERB = (
     r"|(?:is|gets|was)\s+(?:re)?assigned(?:\s+to)?|ends\s+up\s+(?:as|being)|:=|=(?!=)|->|→|:"
     r"|(?:now\s+)?is\s+(?:now\s+|then\s+|still\s+|set\s+to\s+|updated\s+to\s+|changed\s+to\s+|"
     r"equal\s+to\s+|initiali[sz]ed\s+to\s+|initially\s+|bound\s+to\s+|going\s+to\s+be\s+)?)"
+)
+_CHANGE_VERB = re.compile(
+    r"becomes|\bnow\b|updated|changes|changed|set\s+to|:=|->|→|turns\s+into|incremented|decremented|"
+    r"increased|decreased|reduced|extended|grown|doubled|shortened|trimmed|converted|modified|"
+    r"(?:goes|go|went)\s+(?:up|down)|increases|decreases|grows|shrinks|rises|drops",
+    re.I,
 )
 _ORDINALS = {
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
@@ -452,14 +476,34 @@ def _find_bindings(text: str, names: set[str]) -> list[Claim]:
         end, lit = got
         if m.group("verb").strip() == ":" and not text[m.end():m.end() + 1].isspace():
             continue
-        claims.append(Claim(BINDING, text[start:end].strip(), lit, name=m.group("name")))
+        change = bool(_CHANGE_VERB.search(m.group("verb")))
+        claims.append(Claim(BINDING, text[start:end].strip(), lit, name=m.group("name"), change=change))
     return claims
 
 
-def _find_conditions(text: str) -> list[Claim]:
+def _looks_like_condition(cond: str, known: Iterable[str]) -> bool:
+    """A comparison or test, a closed expression that can be evaluated, or one of the code's own
+    conditions ("`result` evaluates to True" when the code says `if result:`)."""
+    if not cond:
+        return False
+    if _COND_SHAPE.search(cond):
+        return True
+    from cruxtui.core.safe_eval import evaluate_condition
+
+    if evaluate_condition(cond) is not None:
+        return True
+    bare = cond.strip("`() ").replace(" ", "")
+    return any(bare == k.replace(" ", "") for k in known)
+
+
+def _find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
     claims: list[Claim] = []
     taken: list[tuple[int, int]] = []
-    for m in _COND_TRUTH_RE.finditer(text):
+    matches = list(_COND_TRUTH_RE.finditer(text))
+    starts = {m.start() for m in matches}
+    for m in matches:
+        if m.end() in starts:
+            continue  # "x is False is False": the first "is False" belongs to the condition
         cond_start = _condition_start(text, m.start())
         cond = text[cond_start:m.start()].strip().strip("`").strip()
         if cond.lower() in ("it", "that", "this", "which", "this condition", "the result"):
@@ -472,7 +516,7 @@ def _find_conditions(text: str) -> list[Claim]:
         cond = re.sub(r"^(?:if|while|since|because|as|and|so|but|here|now|is|check(?:ing)?(?:\s+whether|\s+if)?|"
                       r"we\s+(?:test|check)|testing|the\s+condition|whether)\s+", "", cond.strip(),
                       flags=re.I).strip().strip("`,?:").strip()
-        if not cond or not _COND_SHAPE.search(cond):
+        if not _looks_like_condition(cond, known):
             continue
         truth = _truth(m.group("truth") or m.group("truth2"))
         claims.append(Claim(CONDITION, text[cond_start:m.end()].strip(), truth or "", condition=cond))
@@ -487,7 +531,7 @@ def _find_conditions(text: str) -> list[Claim]:
         for m in _BRANCH_RE.finditer(text):
             truth = "True" if (m.group("enter") or m.group("taken")) else "False"
             # The condition may be written just before: "6173 < 1000, so the branch is taken".
-            cond = _leading_condition(text[:m.start()])
+            cond = _leading_condition(text[:m.start()], known)
             claims.append(Claim(CONDITION, m.group(0), truth, condition=cond))
             break
     return claims
@@ -523,7 +567,7 @@ def _inside_quotes(text: str, j: int) -> bool:
     return seg.count("'") % 2 == 1 or seg.count('"') % 2 == 1
 
 
-def _leading_condition(prefix: str) -> str | None:
+def _leading_condition(prefix: str, known: Iterable[str]) -> str | None:
     cut = re.sub(r"[\s,]*(?:\b(?:so|and|therefore|thus|hence|then|which\s+means)\b)?[\s,]*$", "", prefix,
                  flags=re.I)
     start = _condition_start(cut, len(cut))
@@ -532,7 +576,7 @@ def _leading_condition(prefix: str) -> str | None:
     # "x > 3 is False, so the branch is skipped": the truth words are not part of the condition.
     cond = re.sub(r"\s*(?:(?:is|evaluates\s+to|->)\s+(?:true|false)|is\s+(?:not\s+)?(?:met|satisfied))$", "",
                   cond, flags=re.I).strip().strip("`")
-    return cond if cond and _COND_SHAPE.search(cond) else None
+    return cond if _looks_like_condition(cond, known) else None
 
 
 def _find_returns(text: str, names: set[str]) -> list[Claim]:
@@ -555,13 +599,13 @@ def _find_returns(text: str, names: set[str]) -> list[Claim]:
     return claims
 
 
-def _find_iteration(text: str) -> int | None:
-    m = _ITER_RE.search(text)
-    if not m:
-        return None
-    if m.group("word"):
-        return _ORDINALS[m.group("word").lower()]
-    return int(m.group("num") or m.group("num2"))
+def _iterations(text: str) -> list[tuple[int, str]]:
+    """Every loop iteration a text names, as (ordinal, the words)."""
+    out = []
+    for m in _ITER_RE.finditer(text):
+        n = _ORDINALS[m.group("word").lower()] if m.group("word") else int(m.group("num") or m.group("num2"))
+        out.append((n, m.group(0)))
+    return out
 
 
 def _mask_code(text: str) -> str:
@@ -582,34 +626,38 @@ def _split_at_iterations(text: str, spans: list[tuple[int, int]]) -> list[tuple[
     i = 1") becomes two steps, so each claim is read in its own iteration."""
     out: list[tuple[int, int]] = []
     for s, e in spans:
-        m = _ITER_RE.search(text, s, e)
-        cut = None
-        if m and m.start() - s > 10:
-            before = re.search(r"(?:[,;]\s*(?:and\s+|then\s+)?(?:in\s+|on\s+|for\s+|during\s+)?(?:the\s+)?)$",
+        cuts = []
+        for m in _ITER_RE.finditer(text, s, e):
+            if m.start() - s <= 10:
+                continue
+            before = re.search(r"[,;]\s*(?:and\s+|then\s+)?(?:in\s+|on\s+|for\s+|during\s+)?(?:the\s+)?$",
                                text[s:m.start()], re.I)
             if before:
-                cut = s + before.start() + 1
-        if cut is None:
-            out.append((s, e))
-        else:
-            out.append((s, cut))
-            k = cut
-            while k < e and text[k] in " \t":
-                k += 1
-            out.append((k, e))
+                cuts.append(s + before.start() + 1)
+        start = s
+        for cut in cuts:
+            out.append((start, cut))
+            start = cut
+            while start < e and text[start] in " \t":
+                start += 1
+        out.append((start, e))
     return out
 
 
-def parse_prose(text: str, names: Iterable[str]) -> Chain:
-    """Free prose -> reasoning steps with the claims read from each; `names` are the code's variables."""
+def parse_prose(text: str, names: Iterable[str], conditions: Iterable[str] = ()) -> Chain:
+    """Free prose -> reasoning steps with the claims read from each; `names` are the code's variables,
+    `conditions` the source text of its `if`/`while` tests."""
     known = set(names)
+    known_conds = list(conditions)
     answer = _ANSWER_RE.search(text)
     body_end = answer.start() if answer else len(text)
     steps: list[ReasoningStep] = []
     for s, e in _split_at_iterations(text, split_steps(text[:body_end])):
         chunk = text[s:e]
         step = ReasoningStep(len(steps), chunk, s, e)
-        step.iteration = _find_iteration(chunk)
+        named = _iterations(chunk)
+        # A sentence naming two iterations gives no single place to read its claims in.
+        step.iteration = named[0][0] if len({n for n, _ in named}) == 1 else None
         step.after_loop = bool(_AFTER_LOOP_RE.search(chunk))
         step.at_call = bool(_AT_CALL_RE.search(chunk))
         if m := _LINE_REF_RE.search(chunk):
@@ -617,7 +665,7 @@ def parse_prose(text: str, names: Iterable[str]) -> Chain:
         step.code_refs = [
             c for c in re.findall(r"`([^`\n]{4,})`", chunk) if not is_literal(c) and not c.isidentifier()
         ]
-        conds = _find_conditions(chunk)
+        conds = _find_conditions(chunk, known_conds)
         masked = _mask_code(chunk)
         rets = _find_returns(masked, known)
         binds = [
@@ -625,9 +673,8 @@ def parse_prose(text: str, names: Iterable[str]) -> Chain:
             if not any(b.text in c.text for c in conds)
         ]
         claims = binds + conds + rets
-        if step.iteration is not None:
-            claims.insert(0, Claim(ITERATION, _ITER_RE.search(chunk).group(0), str(step.iteration),
-                                   ordinal=step.iteration))
+        for n, words in dict(named).items():
+            claims.insert(0, Claim(ITERATION, words, str(n), ordinal=n))
         if m := _LOOP_COUNT_RE.search(chunk):
             n = m.group("n").lower()
             claims.append(Claim(LOOP_COUNT, m.group(0), str(_COUNT_WORDS.get(n) or int(n))))
@@ -775,4 +822,4 @@ def _parse_entry(entry: str, step: ReasoningStep) -> str | None:
 
 def parse_chain(text: str, code: str) -> Chain:
     """Parse a chain of thought for the function `code`: the scratchpad if there is one, else prose."""
-    return parse_scratchpad(text) or parse_prose(text, code_names(code))
+    return parse_scratchpad(text) or parse_prose(text, code_names(code), code_conditions(code))

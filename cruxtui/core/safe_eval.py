@@ -28,7 +28,7 @@ _CMPOPS = {
 _FUNCS: dict[str, Any] = {
     "len": len, "abs": abs, "min": min, "max": max, "sum": sum, "sorted": sorted, "str": str,
     "int": int, "float": float, "bool": bool, "ord": ord, "chr": chr, "list": list, "tuple": tuple,
-    "set": set, "type": type, "reversed": lambda x: list(reversed(x)),
+    "set": set, "type": type, "reversed": lambda x: list(reversed(x)), "isinstance": isinstance,
 }
 _TYPES = {"list": list, "str": str, "dict": dict, "int": int, "tuple": tuple, "set": set,
           "float": float, "bool": bool}
@@ -83,9 +83,9 @@ def _eval(node: ast.AST) -> Any:
             raise _Refuse
         if isinstance(node.op, ast.Mult) and isinstance(left, int) and isinstance(right, str | list | tuple):
             left, right = right, left
-        if isinstance(node.op, ast.Mult) and isinstance(left, str | list | tuple) and isinstance(right, int):
-            if len(left) * max(right, 0) > _MAX_LEN:
-                raise _Refuse
+        if (isinstance(node.op, ast.Mult) and isinstance(left, str | list | tuple)
+                and isinstance(right, int) and len(left) * max(right, 0) > _MAX_LEN):
+            raise _Refuse
         return _size_ok(_BINOPS[type(node.op)](left, right))
     if isinstance(node, ast.BoolOp):
         is_and = isinstance(node.op, ast.And)
