@@ -78,6 +78,8 @@ class Divergence:
         truth = f"; the real execution has {self.true}" if self.true is not None else ""
         claimed = f" (claims {self.claimed})" if self.claimed is not None else ""
         at = f" at trace step {self.trace_step}" if self.trace_step is not None else ""
+        if self.line is not None:
+            at += f" (line {self.line})"
         return f"First divergence in {where}: “{self.claim}”{claimed}{truth}{at}."
 
 
@@ -227,7 +229,7 @@ article.case h3 { margin: .3rem 0; font-family: ui-monospace, monospace; font-si
 .meta { color: #57606a; font-size: .9rem; }
 .tag { display: inline-block; background: #ddf4ff; color: #0550ae; border-radius: 1rem;
        padding: 0 .5rem; margin-right: .25rem; font-size: .85rem; }
-.note { border-left: 3px solid #d4a72c; padding-left: .7rem; color: #3d3d3d; }
+.note { border-left: 3px solid #d4a72c; padding-left: .7rem; color: #3d3d3d; white-space: pre-line; }
 .cols { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; }
 pre, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
 pre.reasoning { white-space: pre-wrap; background: #f6f8fa; padding: .6rem; border-radius: .3rem; }
