@@ -70,3 +70,35 @@ def test_snapshot(snap_compare) -> None:  # noqa: ANN001
         await pilot.pause()
 
     assert snap_compare(_TraceApp(), terminal_size=(120, 32), run_before=run_before)
+
+
+async def test_pick_a_stored_generation(tmp_path) -> None:  # noqa: ANN001
+    """The dialog lists this sample's generations from the run store; picking one aligns it."""
+    from argparse import Namespace
+
+    from cruxtui.core.runs import Generation, RunConfig, RunStore
+
+    path = tmp_path / "runs.sqlite"
+    with RunStore(path) as store:
+        run = store.open_run(RunConfig(spec={"backend": "replay", "model": "demo"}, task="output",
+                                       mode="cot", style="chat", params={"n": 1},
+                                       template_version="t1", dataset_digest="d"))
+        store.add_generation(run.id, Generation("sample_x", 0, WRONG, "3", "wrong", False, "got 3"))
+        store.finish(run.id, "done")
+
+    app = _TraceApp()
+    app.options = Namespace(store=str(path))
+    async with app.run_test(size=(120, 32)) as pilot:
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+        stored = app.screen.query_one("#reasoning-stored")
+        stored.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        view = app.screen.query_one(ReasoningView)
+        assert run.id in view.source
+        assert view.alignment.first_divergence is not None
+        assert view.alignment.chain.text == WRONG

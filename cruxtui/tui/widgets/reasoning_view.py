@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static, TextArea
+from textual.widgets import Button, OptionList, Static, TextArea
 
 from cruxtui.core.align import CONTRADICTED, Alignment, align_text
 
@@ -95,21 +95,36 @@ class ReasoningView(VerticalScroll, can_focus=True):
         self.highlight(div.step)
 
 
-class ReasoningPaste(ModalScreen[str | None]):
-    """A TextArea to paste a chain of thought (prose or a scratchpad) into."""
+class ReasoningPaste(ModalScreen[tuple[str, str] | None]):
+    """A TextArea to paste a chain of thought (prose or a scratchpad) into, or pick a stored
+    generation of this sample (runs, live ones included, commit every generation to the store)."""
 
     DEFAULT_CSS = """
     ReasoningPaste { align: center middle; }
     #reasoning-paste { width: 80%; height: 80%; background: $panel; border: round $primary; padding: 1; }
     #reasoning-text { height: 1fr; }
+    #reasoning-stored { height: auto; max-height: 8; }
     """
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("ctrl+s", "align", "Align")]
+
+    def __init__(self, stored: list[tuple[str, str]] | None = None) -> None:
+        super().__init__()
+        self.stored = stored or []
+        self.source = "pasted"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="reasoning-paste"):
             yield Static("Paste a chain of thought (free prose or [SCRATCHPAD]); ctrl+s aligns it.")
+            if self.stored:
+                yield Static("…or pick a stored generation of this sample:", classes="reasoning-pick")
+                yield OptionList(*[label for label, _ in self.stored], id="reasoning-stored")
             yield TextArea(id="reasoning-text")
             yield Button("Align", variant="primary", id="reasoning-align")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        label, raw = self.stored[event.option_index]
+        self.query_one(TextArea).text = raw
+        self.source = label
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_align()
@@ -119,7 +134,7 @@ class ReasoningPaste(ModalScreen[str | None]):
         if not text.strip():
             self.notify("Nothing to align: paste a chain of thought first.", severity="warning")
             return
-        self.dismiss(text)
+        self.dismiss((text, self.source))
 
 
 def show_reasoning(screen: Any, text: str, source: str = "") -> ReasoningView | None:
@@ -138,11 +153,35 @@ def show_reasoning(screen: Any, text: str, source: str = "") -> ReasoningView | 
     return view
 
 
+def stored_generations(app: Any, sample_id: str, limit: int = 50) -> list[tuple[str, str]]:
+    """(label, raw text) of this sample's generations in the run store, newest runs first; empty
+    when there is no store (or it cannot be read: the paste box still works)."""
+    if getattr(app, "options", None) is None:
+        return []
+    try:
+        from cruxtui.core.runs import RunStoreError
+        from cruxtui.tui.run_store import app_store
+
+        store = app_store(app)
+        out: list[tuple[str, str]] = []
+        for run in sorted(store.runs(), key=lambda r: r.updated, reverse=True):
+            for gen in store.generations(run.id, sample_id):
+                mark = "✓" if gen.passed else "✗"
+                out.append((f"{run.id} {run.label} #{gen.index} {mark}", gen.raw))
+                if len(out) >= limit:
+                    return out
+        return out
+    except (RunStoreError, OSError, ValueError):
+        return []
+
+
 def paste_reasoning(screen: Any) -> None:
-    """Open the paste dialog; align what is pasted."""
+    """Open the paste / pick dialog; align what is chosen."""
 
-    def done(text: str | None) -> None:
-        if text:
-            show_reasoning(screen, text, "pasted")
+    def done(result: tuple[str, str] | None) -> None:
+        if result:
+            show_reasoning(screen, *result)
 
-    screen.app.push_screen(ReasoningPaste(), done)
+    sample = getattr(screen, "sample", None)
+    stored = stored_generations(screen.app, sample.id) if sample is not None else []
+    screen.app.push_screen(ReasoningPaste(stored), done)
