@@ -122,7 +122,6 @@ async def replay_case(
     case: FailureCase,
     n: int = 5,
     *,
-    model: ModelInfo | None = None,
     backend: Any = None,
     timeout: float = 60.0,
     min_rate: float = 1.0,
@@ -130,16 +129,16 @@ async def replay_case(
     scorer: Scorer | None = None,
 ) -> ReplayReport:
     """Replay `case` n times on its recorded model, or on `backend` (an open backend, e.g. for
-    `--model`), or on `model` (opened here); score each replay and compare with the recording.
+    `--model`); score each replay and compare with the recording.
 
     Never raises for an endpoint problem: a dead server, a wrong key or an unknown model end up in
     `report.errors` (and `status` "unreachable" / "error"), so a gallery replay reports every case.
     With `on_chunk`, replays are streamed one after the other (for a screen to show them live).
     """
-    if backend is not None and model is None:
+    target = case.model
+    if backend is not None:
         spec = backend.spec
-        model = ModelInfo(spec.backend, spec.model, spec.base_url, spec.api)
-    target = model or case.model
+        target = ModelInfo(spec.backend, spec.model, spec.base_url, spec.api)
     report = ReplayReport(case=case.name, sample_id=case.sample_id, recorded=case.model,
                           model=target, n=n, min_rate=min_rate)
     prompt = case_prompt(case)
