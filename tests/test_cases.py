@@ -871,3 +871,23 @@ async def test_s_saves_from_the_scored_generations_file(gallery: Path, official:
     assert case.failures == 10 and case.tags == ["whitespace"]
     assert case.model.backend == "replay" and case.model.model == "codellama-7b_temp0.2_output"
     assert "records no prompt" in case.origin
+
+
+def test_replay_status_counts_failures_against_min_rate() -> None:
+    from cruxtui.core.replay import Attempt, ReplayReport
+
+    model = ModelInfo("openai", "m")
+    def report(fails: int, n: int, min_rate: float = 1.0) -> ReplayReport:
+        attempts = [Attempt("r", "1", i >= fails, "pass" if i >= fails else "wrong", "") for i in range(n)]
+        return ReplayReport("c", "sample_0", model, model, n, min_rate, attempts)
+
+    assert (report(5, 5).status, report(5, 5).summary) == ("reproduced", "reproduced 5/5")
+    assert report(3, 5).status == "partly" and report(3, 5, min_rate=0.6).status == "reproduced"
+    assert report(0, 5).status == "fixed"
+    gone = ReplayReport("c", "sample_0", model, model, 5, errors=["connection refused"],
+                        error_kind="connection")
+    assert gone.status == "unreachable" and gone.summary == "unreachable: connection refused"
+    assert ReplayReport("c", "s", model, model, 5, error_kind="auth", errors=["bad key"]).status == "error"
+    partial = report(2, 2)
+    partial.n = 5
+    assert partial.summary == "reproduced 2/2 (3 request(s) failed)"
