@@ -233,8 +233,14 @@ class CasesScreen(Screen[None]):
         self.notify(f"Wrote {len(cases)} case(s) to {path}", title="Exported")
 
     def action_open_sample(self) -> None:
+        """Open the case's sample; a variant (not in the dataset) opens the sample it came from."""
         case = self.current
-        if case is not None:
+        if case is None:
+            return
+        if case.sample_id not in self.crux.dataset and case.base_sample_id in self.crux.dataset:
+            self.notify(f"{case.sample_id} is a variant: showing {case.base_sample_id}, its base sample.")
+            self.crux.open_sample(case.base_sample_id)
+        else:
             self.crux.open_sample(case.sample_id)
 
 
