@@ -89,7 +89,28 @@ async def cases_replay(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def perturb(pilot: Pilot) -> None:
+    """Perturb screen: sample_12 anonymised, then a comparison flipped; the new output below."""
+    from textual.widgets import Input, Select
+
+    pilot.app.open_sample("sample_12")
+    await pilot.pause()
+    await pilot.press("p")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = pilot.app.screen
+    screen.query_one("#perturb-add").press()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    screen.query_one("#perturb-transform", Select).value = "flip-compare"
+    await pilot.pause()
+    screen.query_one("#perturb-params", Input).value = "1"
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 SHOTS: dict[str, Drive] = {
+    "perturb": perturb,
     "cases": cases,
     "cases-replay": cases_replay,
     "trace": trace,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.binding import Binding
@@ -17,6 +18,9 @@ from cruxtui.tui.commands import SampleCommands
 from cruxtui.tui.scored_set import install as install_scored_set
 from cruxtui.tui.step_counts import StepCommands
 from cruxtui.tui.step_counts import install as install_step_counts
+
+if TYPE_CHECKING:
+    from cruxtui.core.perturb import Variant
 
 
 class BrowseStateChanged(Message):
@@ -41,6 +45,9 @@ class CruxApp(App[int]):
         self.extra_columns: dict[str, Column] = {}
         self.extra_filters: dict[str, Callable[[Sample], bool]] = {}
         """Named row predicates every Browse row must pass (e.g. "failures only")."""
+        self.variants: dict[str, Variant] = {}
+        """Perturbed samples accepted on the Perturb screen, by id (`sample_12~anon`): `open_sample`
+        and `find_sample` resolve them like dataset samples."""
         self.sub_title = dataset.description
 
     def on_mount(self) -> None:
@@ -97,11 +104,16 @@ class CruxApp(App[int]):
         """Show a sample (from the palette, a run comparison, a case...)."""
         from cruxtui.tui.screens.sample import SampleScreen
 
-        sample = self.dataset.get(sample_id)
+        sample = self.find_sample(sample_id)
         if sample is None:
             self.notify(f"No sample {sample_id!r} in this dataset.", severity="error")
             return
         self.push_screen(SampleScreen(sample))
+
+    def find_sample(self, sample_id: str) -> Sample | None:
+        """A dataset sample, or a variant made on the Perturb screen, by id."""
+        variant = self.variants.get(sample_id)
+        return variant.sample if variant is not None else self.dataset.get(sample_id)
 
     def action_runs(self) -> None:
         """The Runs screen: stored model runs, comparisons, run columns for Browse."""

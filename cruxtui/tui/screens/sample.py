@@ -33,6 +33,7 @@ class SampleScreen(Screen[None]):
         Binding("right_square_bracket", "step(1)", "Next", id="sample.next"),
         Binding("r", "run_panel", "Run model", id="sample.run"),
         Binding("t", "trace", "Trace", id="sample.trace"),
+        Binding("p", "perturb", "Perturb", id="sample.perturb"),
         Binding("s", "save_case", "Save case", id="sample.save_case"),
     ]
 
@@ -108,6 +109,12 @@ class SampleScreen(Screen[None]):
         from cruxtui.tui.widgets.run_panel import toggle_run_panel
 
         toggle_run_panel(self)
+
+    def action_perturb(self) -> None:
+        """Make a variant of this sample (rename, flip a comparison, edit the input...)."""
+        from cruxtui.tui.screens.perturb import PerturbScreen
+
+        self.app.push_screen(PerturbScreen(self.sample))
 
     def action_trace(self) -> None:
         """Step through this sample's execution on its own input."""
