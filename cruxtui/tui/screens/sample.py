@@ -128,7 +128,9 @@ class SampleScreen(Screen[None]):
         from cruxtui.tui.widgets.run_panel import RunPanel
 
         panels = self.query(RunPanel)
-        save_failure(self, self.sample, panels.first().run_id if panels else None)
+        run_id = panels.first().run_id if panels else None
+        # A variant made on the Perturb screen: the case records its transform chain and base sample.
+        save_failure(self, self.sample, run_id, self.crux.variants.get(self.sample.id))
 
     def action_step(self, delta: int) -> None:
         """Previous / next sample in the Browse screen's current order."""
