@@ -50,9 +50,9 @@ class Recorder(RunListener):
 async def run_once(server: FakeOpenAI, dataset: Dataset, store: RunStore, ids: list[str], *,
                    n: int = 1, stream: bool = False, timeout: float = 5.0, concurrency: int = 2,
                    retry: RetryPolicy = FAST_RETRY, api: str = "chat",
-                   listener: Recorder | None = None):
+                   listener: Recorder | None = None, on_retry=None):  # noqa: ANN001
     backend = make_backend(ModelSpec("openai", "fake-model", server.url, api), timeout=timeout,
-                           retry=retry)
+                           retry=retry, on_retry=on_retry)
     try:
         _, plan = prepare_run(store, backend, dataset_digest=dataset.digest, task="output",
                               mode="direct", style="chat" if api == "chat" else "completion",
@@ -75,14 +75,19 @@ def ids(dataset: Dataset, k: int) -> list[str]:
 
 
 async def test_429_with_retry_after_is_waited_out_and_the_run_completes(starter, store) -> None:
+    waits: list[tuple[str, float]] = []
     with FakeOpenAI(CruxevalResponder(starter.samples, "correct"),
                     faults=[Fault("rate_limit", retry_after=0.6)]) as server:
         t0 = time.monotonic()
-        summary = await run_once(server, starter, store, ids(starter, 3), concurrency=1)
+        summary = await run_once(
+            server, starter, store, ids(starter, 3), concurrency=1,
+            retry=RetryPolicy(attempts=3, base_delay=0.02, max_delay=5.0, jitter=0.0),
+            on_retry=lambda exc, attempt, wait: waits.append((exc.kind, wait)))
         elapsed = time.monotonic() - t0
     assert server.log.faults == ["rate_limit"]
     assert summary.status == DONE and summary.completed == 3 and summary.failed == 0
     # the policy alone would have waited 0.02 s: the server's Retry-After (0.6 s) was honoured
+    assert waits == [("rate_limited", 0.6)]
     assert elapsed >= 0.6
     assert server.request_count == 4
     assert all(g.passed for g in store.generations(summary.run_id))
