@@ -109,7 +109,61 @@ async def perturb(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def run_panel(pilot: Pilot) -> None:
+    """Run panel on the first sample: a local model (the test server, right or wrong at random)
+    streamed three generations; each got its verdict. The run goes to a throwaway store."""
+    import tempfile
+
+    from textual.widgets import Input
+
+    from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
+
+    app = pilot.app
+    app.options.store = str(Path(tempfile.mkdtemp()) / "runs.sqlite")
+    with FakeOpenAI(CruxevalResponder(app.dataset.samples, "mixed"), chunk_chars=6) as server:
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+        panel = app.screen.query_one("#run-panel")
+        panel.query_one("#run-endpoint", Input).value = server.url
+        panel.query_one("#run-model", Input).value = "fake-model"
+        panel.query_one("#run-n", Input).value = "3"
+        panel.query_one("#run-go").press()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        panel.query_one("#run-stream").focus()
+        await pilot.pause()
+
+
+async def runs(pilot: Pilot) -> None:
+    """Runs screen: a direct and a chain-of-thought run of a local model over 60 samples,
+    compared (pass@1 with intervals, the samples where they disagree)."""
+    import tempfile
+
+    from cruxtui.core.models import ModelSpec, SamplingParams, make_backend
+    from cruxtui.core.runner import Runner, prepare_run
+    from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
+    from cruxtui.tui.run_store import app_store
+
+    app = pilot.app
+    app.options.store = str(Path(tempfile.mkdtemp()) / "runs.sqlite")
+    samples = {s.id: s for s in app.dataset.samples[:60]}
+    with FakeOpenAI(CruxevalResponder(samples.values(), "mixed", accuracy=0.6)) as server:
+        for seed, mode in enumerate(("direct", "cot")):
+            backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"))
+            _, plan = prepare_run(app_store(app), backend, dataset_digest=app.dataset.digest,
+                                  task="output", mode=mode, style="chat",
+                                  params=SamplingParams(n=3, seed=seed))
+            await Runner(plan, app_store(app), samples).run(list(samples))
+            await backend.aclose()
+    await pilot.press("R", "space", "down", "space", "c")
+    await pilot.pause()
+
+
 SHOTS: dict[str, Drive] = {
+    "run-panel": run_panel,
+    "runs": runs,
     "perturb": perturb,
     "cases": cases,
     "cases-replay": cases_replay,
