@@ -30,6 +30,9 @@ from cruxtui.core.dataset import read_jsonl  # noqa: E402
 from cruxtui.core.models import ModelSpec, SamplingParams, generate_one, make_backend  # noqa: E402
 from cruxtui.core.prompts import build_prompt  # noqa: E402
 
+CPU_MS: list[float] = []
+"""Client CPU milliseconds per request of each measurement, in order (independent of machine load)."""
+
 DATA = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data") / "cruxeval.jsonl"
 
 
@@ -71,8 +74,9 @@ async def lean_client(port: int, bodies: list[bytes], total: int, concurrency: i
                 await reader.readexactly(length)
         writer.close()
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
+    CPU_MS.append((time.process_time() - cpu) / total * 1000)
     return total / (time.perf_counter() - start)
 
 
@@ -90,9 +94,10 @@ async def backend_rate(url: str, prompts: list, total: int, concurrency: int, st
                 assert len(await backend.complete(prompt, params)) == 5
 
     await one(0)  # connect and warm up outside the clock
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(one(i) for i in range(total)))
     rate = total / (time.perf_counter() - start)
+    CPU_MS.append((time.process_time() - cpu) / total * 1000)
     await backend.aclose()
     return rate
 
@@ -131,6 +136,11 @@ def main() -> int:
             print(f"{c:>11} {c / args.latency:>6.0f} | {cap_batch:>8.0f} {batched:>12.0f} "
                   f"{batched / cap_batch:>5.0%} | {cap_stream:>8.0f} {streamed:>7.0f} "
                   f"{streamed / cap_stream:>5.0%}", flush=True)
+        lean_b, ours_b, lean_s, ours_s = (sum(CPU_MS[i::4]) / len(CPU_MS[i::4]) for i in range(4))
+        print(f"client CPU per request: lean {lean_b:.2f} ms, complete n=5 {ours_b:.2f} ms | "
+              f"lean stream {lean_s:.2f} ms, stream {ours_s:.2f} ms")
+        print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+              "(ratios drop when other processes compete for the CPU)")
     finally:
         proc.kill()
         proc.wait()
