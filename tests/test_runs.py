@@ -161,3 +161,89 @@ def test_compare_uses_shared_samples_and_lists_disagreements(store: RunStore) ->
         ("sample_1", 1.0, 0.0), ("sample_10", pytest.approx(1 / 3), 1.0)]
     lo, hi = cmp.interval_delta
     assert lo <= cmp.pass_b - cmp.pass_a <= hi
+
+
+# -- CLI: run --json, runs, export, compare, import ---------------------------------------------
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    from conftest import REPO
+
+    return subprocess.run([sys.executable, "-m", "cruxtui.cli", *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+
+
+def test_cli_run_export_import_compare_roundtrip(tmp_path) -> None:
+    from cruxtui.core.dataset import load_dataset
+    from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
+
+    starter = load_dataset(offline=True)
+    store = str(tmp_path / "runs.sqlite")
+    ids = ",".join(s.id for s in starter.samples[:12])
+    with FakeOpenAI(CruxevalResponder(starter.samples, "mixed")) as server:
+        result = cli("run", "--base-url", server.url, "--model", "fake-model", "--task", "output",
+                     "--mode", "cot", "-n", "4", "--temperature", "0.2", "--seed", "5",
+                     "--samples", ids, "--store", store, "--json")
+        assert result.returncode == 0, result.stderr
+        summary = json.loads(result.stdout)  # exactly one JSON object on stdout
+        assert server.request_count == 12, "one request with n=4 per sample"
+        again = json.loads(cli("run", "--base-url", server.url, "--model", "fake-model",
+                               "--mode", "cot", "-n", "4", "--seed", "5", "--samples", ids,
+                               "--store", store, "--json").stdout)
+        assert server.request_count == 12, "the same run again requests nothing"
+    assert summary["status"] == "done" and summary["generations"] == 48 and summary["completed"] == 48
+    assert 0 < summary["pass@1"] < 100 and summary["pass@1"] <= summary["pass@4"]
+    assert again["run_id"] == summary["run_id"] and again["stored_before"] == 48
+    assert again["pass@1"] == summary["pass@1"]
+
+    listed = [json.loads(line) for line in cli("runs", "--store", store, "--json").stdout.splitlines()]
+    assert [r["id"] for r in listed] == [summary["run_id"]]
+    assert listed[0]["spec"]["model"] == "fake-model" and listed[0]["params"]["n"] == 4
+    assert listed[0]["pass_at_1"] == pytest.approx(summary["pass@1"])
+
+    out = tmp_path / "generations.json"
+    assert cli("export", summary["run_id"][:6], "--out", str(out), "--store", store).returncode == 0
+    exported = json.loads(out.read_text())
+    assert sorted(exported) == sorted(ids.split(",")) and all(len(v) == 4 for v in exported.values())
+
+    # The exported answers imported back as a replay run score the same, sample by sample.
+    result = cli("runs", "--import", str(out), "--task", "output", "--name", "again", "--store", store)
+    assert result.returncode == 0, result.stderr
+    imported = [r for r in (json.loads(x) for x in cli("runs", "--store", store, "--json").stdout.splitlines())
+                if r["spec"]["backend"] == "replay"]
+    assert len(imported) == 1 and imported[0]["generations"] == 48
+    cmp = json.loads(cli("compare", summary["run_id"], imported[0]["id"], "--store", store,
+                         "--json").stdout)
+    assert cmp["shared_samples"] == 12 and cmp["disagreements"] == []
+    assert cmp["pass_at_1_a"] == pytest.approx(cmp["pass_at_1_b"])
+    text = cli("compare", summary["run_id"], imported[0]["id"], "--store", store).stdout
+    assert "12 samples in common" in text and "95% CI" in text
+
+
+def test_cli_import_official_scored_file_keeps_its_verdicts(tmp_path, official) -> None:
+    from conftest import CODELLAMA_OUTPUT, CRUXEVAL_JSONL
+
+    store = str(tmp_path / "runs.sqlite")
+    result = cli("runs", "--import", str(CODELLAMA_OUTPUT / "scored.json"), "--dataset",
+                 str(CRUXEVAL_JSONL), "--store", store)
+    assert result.returncode == 0, result.stderr
+    scored = json.loads((CODELLAMA_OUTPUT / "scored.json").read_text())
+    with RunStore(store) as s:
+        [run] = s.runs()
+        gens = s.generations(run.id)
+    assert len(gens) == 8000
+    # our verdict agrees with the benchmark's recorded one for every generation
+    assert all(g.official == scored["raw_scored_generations"][g.sample_id][g.index] for g in gens)
+    assert 100 * run.pass1 == pytest.approx(scored["pass_at_1"])
+
+
+def test_cli_errors_are_one_line(tmp_path) -> None:
+    store = str(tmp_path / "runs.sqlite")
+    for args, needle in (
+        (("export", "nope", "--out", str(tmp_path / "x.json"), "--store", store), "no run 'nope'"),
+        (("compare", "a", "b", "--store", store), "no run 'a'"),
+        (("runs", "--import", str(tmp_path / "missing.json"), "--store", store), "cannot read"),
+    ):
+        result = cli(*args)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1 and needle in result.stderr, result.stderr

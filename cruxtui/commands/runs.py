@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from cruxtui.cli import CliError
+from cruxtui.cli import CliError, add_dataset_option
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", choices=("output", "input"), default="output",
                    help="task of the imported generations (default: output)")
     p.add_argument("--name", help="model name to show for the imported run (default: file's folder)")
+    add_dataset_option(p)
     p.set_defaults(func=run)
 
 
@@ -57,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'id':<10}  {'created':<16}  {'status':<11}  {'pass@1':>6}  {'gens':>6}  {'fail':>4}  run")
     for info in runs:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created))
-        rate = 100 * info.passed / info.generations if info.generations else 0.0
-        print(f"{info.id:<10}  {created:<16}  {info.status:<11}  {rate:6.1f}  {info.generations:>6}"
+        print(f"{info.id:<10}  {created:<16}  {info.status:<11}  {100 * info.pass1:6.1f}  {info.generations:>6}"
               f"  {info.failures:>4}  {info.label}")
     return 0
 
@@ -77,5 +77,5 @@ def _import(args: argparse.Namespace) -> int:
         except ImportError_ as exc:
             raise CliError(str(exc)) from None
     print(f"imported {info.generations} generations of {info.samples} samples as run {info.id} "
-          f"(pass@1 {100 * info.passed / max(1, info.generations):.1f} per generation)")
+          f"(pass@1 {100 * info.pass1:.1f})")
     return 0

@@ -177,6 +177,8 @@ class RunInfo:
     passed: int
     samples: int
     failures: int
+    pass1: float
+    """pass@1 (0..1): per-sample fraction of passing generations, averaged over samples."""
 
     @property
     def backend(self) -> str:
@@ -190,8 +192,8 @@ class RunInfo:
     def label(self) -> str:
         """Short human description: `model task/mode n=.. t=..`."""
         p = self.config.params
-        return (f"{self.model} {self.config.task}/{self.config.mode} "
-                f"n={p.get('n', 1)} t={p.get('temperature', '')}")
+        temperature = f" t={p['temperature']}" if p.get("temperature") is not None else ""
+        return f"{self.model} {self.config.task}/{self.config.mode} n={p.get('n', 1)}{temperature}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -201,7 +203,7 @@ class RunInfo:
             "template_version": self.config.template_version,
             "dataset_digest": self.config.dataset_digest, "note": self.note,
             "generations": self.generations, "passed": self.passed, "samples": self.samples,
-            "failures": self.failures,
+            "failures": self.failures, "pass_at_1": 100 * self.pass1,
         }
 
 
@@ -314,20 +316,23 @@ class RunStore:
         " (SELECT COUNT(*) FROM generations g WHERE g.run = r.id),"
         " (SELECT COALESCE(SUM(passed), 0) FROM generations g WHERE g.run = r.id),"
         " (SELECT COUNT(DISTINCT sample_id) FROM generations g WHERE g.run = r.id),"
-        " (SELECT COUNT(*) FROM failures f WHERE f.run = r.id)"
+        " (SELECT COUNT(*) FROM failures f WHERE f.run = r.id),"
+        " (SELECT AVG(c * 1.0 / n) FROM (SELECT COUNT(*) AS n, SUM(passed) AS c FROM generations g"
+        "  WHERE g.run = r.id GROUP BY sample_id))"
         " FROM runs r"
     )
 
     @staticmethod
     def _info(row: tuple[Any, ...]) -> RunInfo:
         (rid, created, updated, spec, task, mode, style, params, tv, digest, status, pid, note,
-         gens, passed, samples, failures) = row
+         gens, passed, samples, failures, pass1) = row
         if status == RUNNING and not _pid_alive(pid):
             status = INTERRUPTED
         config = RunConfig(spec=json.loads(spec), task=task, mode=mode, style=style,
                            params=json.loads(params), template_version=tv, dataset_digest=digest)
         return RunInfo(id=rid, created=created, updated=updated, config=config, status=status,
-                       note=note, generations=gens, passed=passed, samples=samples, failures=failures)
+                       note=note, generations=gens, passed=passed, samples=samples, failures=failures,
+                       pass1=pass1 or 0.0)
 
     def runs(self) -> list[RunInfo]:
         """All runs, newest first."""

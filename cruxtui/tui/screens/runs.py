@@ -102,12 +102,11 @@ class RunsScreen(Screen[None]):
         table.clear()
         for run in self.runs:
             p = run.config.params
-            rate = 100 * run.passed / run.generations if run.generations else 0.0
             table.add_row(
                 Text("●", style="bold magenta") if run.id in self.marked else "",
                 run.id, time.strftime("%m-%d %H:%M", time.localtime(run.created)), run.status,
                 run.model, f"{run.config.task}/{run.config.mode}", str(p.get("n", "")),
-                str(p.get("temperature", "")), str(run.samples), f"{rate:.1f}",
+                str(p.get("temperature", "")), str(run.samples), f"{100 * run.pass1:.1f}",
                 str(run.failures) if run.failures else "",
                 "✓" if f"{COLUMN_PREFIX}{run.id}" in self.crux.extra_columns else "",
                 key=run.id,
