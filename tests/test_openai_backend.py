@@ -267,6 +267,16 @@ async def test_a_stream_that_just_ends_early_is_noticed(server: FakeOpenAI) -> N
     assert len(restarts) == 1 and "ended after 12 characters without finishing" in restarts[0]
 
 
+async def test_an_error_event_mid_stream_is_shown_and_restarted(server: FakeOpenAI) -> None:
+    server.add_faults(Fault("cut", after_chars=8, error="engine died: CUDA error"))
+    b = backend(server)
+    restarts: list[str] = []
+    completion = await generate_one(b, prompt_for("chat"), SamplingParams(), on_restart=restarts.append)
+    await b.aclose()
+    assert completion.text == "[ANSWER]\nassert f(21) == 42\n"
+    assert restarts == [f"the stream from {server.url} broke off after 8 characters (engine died: CUDA error)"]
+
+
 async def test_stream_cut_every_time_fails_with_its_reason(server: FakeOpenAI) -> None:
     server.fault_for = lambda n: Fault("cut", after_chars=5)
     b = backend(server, retry=RetryPolicy(attempts=2, base_delay=0.01))

@@ -60,7 +60,8 @@ class Fault:
     seconds before answering; cut: stream (or body) stops after `after_chars` characters of text
     (half by default) and the connection is closed — as a broken chunked body, or with `clean=True`
     as an unframed stream (`Connection: close`) that just ends, which looks like a normal end to
-    the client; drop: the connection closes without a response.
+    the client, or with `error="..."` as an error event in the stream (what vLLM sends when the
+    engine fails mid-answer); drop: the connection closes without a response.
     """
 
     kind: str
@@ -69,6 +70,7 @@ class Fault:
     delay: float = 5.0
     after_chars: int | None = None
     clean: bool = False
+    error: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -198,6 +200,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     _framed = True
+    _cut_error: str | None = None
     protocol_version = "HTTP/1.1"  # keep-alive, chunked streams
     disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms stalls
     server: _Server
@@ -313,6 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
         cutting = fault is not None and fault.kind == "cut"
         cut = fault.after_chars if fault is not None and cutting else None
         self._framed = not (cutting and fault is not None and fault.clean)
+        self._cut_error = fault.error if cutting and fault is not None else None
         prompt_tokens = _count_tokens(prompt)
         if body.get("stream"):
             self._stream(endpoint, model, texts[0], prompt_tokens, body, cut if cutting else None, cutting)
@@ -390,14 +394,14 @@ class _Handler(BaseHTTPRequestHandler):
                     piece = piece[: max(limit - sent, 0)]
                     if piece:
                         event([choice(piece, None)])
-                    self._abort_connection()
+                    self._end_cut()
                     return
                 event([choice(piece, None)])
                 sent += len(piece)
                 if fake.chunk_delay:
                     time.sleep(fake.chunk_delay)
             if limit is not None:
-                self._abort_connection()
+                self._end_cut()
                 return
             event([choice("", finish)])
             if (body.get("stream_options") or {}).get("include_usage"):
@@ -408,6 +412,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def _end_cut(self) -> None:
+        """End a stream cut short: an error event and a proper end, or a broken connection."""
+        if self._cut_error is None:
+            self._abort_connection()
+            return
+        error = {"error": {"message": self._cut_error, "type": "server_error", "code": 500}}
+        self._chunk(f"data: {json.dumps(error)}\n\n".encode())
+        self._chunk(b"")
 
     def _chunk(self, data: bytes) -> None:
         if not self._framed:  # an unframed stream: the body simply ends when the connection closes

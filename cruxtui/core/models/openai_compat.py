@@ -332,11 +332,13 @@ class OpenAICompatBackend:
                 f"{self.base_url} stopped sending for {self.timeout:g} s in the middle of a stream",
             ) from None
         except (openai.APIError, OSError, RuntimeError, ValueError) as exc:
-            # httpx reports an abruptly closed stream as a protocol/read error.
+            # httpx reports an abruptly closed stream as a protocol/read error; a server that
+            # fails mid-answer may send an error event instead, whose message is worth showing.
+            said = exc.message if isinstance(exc, openai.APIError) and not isinstance(
+                exc, openai.APIConnectionError) else type(exc).__name__
             raise ModelError(
                 "stream_cut",
-                f"the stream from {self.base_url} broke off after {received} characters "
-                f"({type(exc).__name__})",
+                f"the stream from {self.base_url} broke off after {received} characters ({said})",
             ) from None
         finally:
             await response.close()
