@@ -310,7 +310,12 @@ class _Handler(BaseHTTPRequestHandler):
         texts: list[tuple[str, str]] = []
         for choice in range(n):
             request.choice = choice
-            texts.append(_apply_limits(fake.responder(request), body))
+            try:
+                reply = fake.responder(request)
+            except Exception as exc:  # noqa: BLE001 - a scripted responder's bug must be visible
+                self._error(500, f"the responder failed: {exc!r}", "server_error")
+                return
+            texts.append(_apply_limits(reply, body))
         with fake._lock:
             fake.log.requests.append(request)
         cutting = fault is not None and fault.kind == "cut"
@@ -319,7 +324,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._cut_error = fault.error if cutting and fault is not None else None
         prompt_tokens = _count_tokens(prompt)
         if body.get("stream"):
-            self._stream(endpoint, model, texts[0], prompt_tokens, body, cut if cutting else None, cutting)
+            self._stream(endpoint, model, texts[0], prompt_tokens, body, cut, cutting)
         else:
             self._whole(endpoint, model, texts, prompt_tokens, cutting)
 
