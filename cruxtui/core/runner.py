@@ -292,8 +292,7 @@ class Runner:
             on_restart=lambda reason: self.listener.on_restart(sid, index, prefix, reason),
             index=index,
         )
-        self._commit([await self._score(sid, index, prompt, comp.text, comp.latency,
-                                        comp.tokens_in, comp.tokens_out, comp.finish_reason)])
+        self._commit(await self._score(sid, prompt, [(index, comp)]))
 
     async def _batch(self, sid: str, indices: list[int]) -> None:
         sample = self.samples[sid]
@@ -305,29 +304,38 @@ class Runner:
         if len(completions) < len(indices):
             raise RuntimeError(f"asked for {len(indices)} completions, got {len(completions)}")
         # The n completions of one response arrive together: scored, then committed together.
-        self._commit([
-            await self._score(sid, i, prompt, comp.text, latency, comp.tokens_in, comp.tokens_out,
-                              comp.finish_reason)
-            for i, comp in zip(indices, completions, strict=False)
-        ])
+        for comp in completions:
+            comp.latency = latency
+        self._commit(await self._score(sid, prompt, list(zip(indices, completions, strict=False))))
 
-    async def _score(self, sid: str, index: int, prompt: Any, raw: str, latency: float,
-                     tokens_in: int | None, tokens_out: int | None, finish: str | None) -> Generation:
+    async def _score(self, sid: str, prompt: Any, done: list[tuple[int, Any]]) -> list[Generation]:
+        """Extract and score completions (index, Completion) of one sample, in one trip to a
+        worker thread; identical answers to a sample are scored once per run (at low temperature
+        most of a sample's n answers are the same text)."""
         # What the prompt already wrote for the model (e.g. "[ANSWER]\n") belongs to its answer:
         # stored and extracted together, so a stored generation reads as a whole.
-        raw = prompt.response(raw) if hasattr(prompt, "response") else raw
-        answer, why = self.plan.extract(raw)
-        if answer is None:
-            passed, kind, reason, official = False, "unparsable", why, None
-        else:
-            verdict = await self._verdict(sid, answer)
-            passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
-            official = getattr(verdict, "official", None)
-        return Generation(
-            sample_id=sid, index=index, raw=raw, answer=answer, kind=kind, passed=passed,
-            reason=reason, official=official, latency=latency, tokens_in=tokens_in,
-            tokens_out=tokens_out, finish_reason=finish,
-        )
+        raws = [prompt.response(c.text) if hasattr(prompt, "response") else c.text for _, c in done]
+        found = [self.plan.extract(raw) for raw in raws]
+        fresh = {a for a, _ in found if a is not None and (sid, a) not in self._verdicts}
+        if fresh:
+            sample, task = self.samples[sid], self.plan.task
+            verdicts = await asyncio.to_thread(
+                lambda: {a: self.scorer(sample, task, a) for a in sorted(fresh)})
+            self._verdicts.update({(sid, a): v for a, v in verdicts.items()})
+        gens = []
+        for (index, comp), raw, (answer, why) in zip(done, raws, found, strict=True):
+            if answer is None:
+                passed, kind, reason, official = False, "unparsable", why, None
+            else:
+                verdict = self._verdicts[(sid, answer)]
+                passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
+                official = getattr(verdict, "official", None)
+            gens.append(Generation(
+                sample_id=sid, index=index, raw=raw, answer=answer, kind=kind, passed=passed,
+                reason=reason, official=official, latency=comp.latency, tokens_in=comp.tokens_in,
+                tokens_out=comp.tokens_out, finish_reason=comp.finish_reason,
+            ))
+        return gens
 
     def _commit(self, gens: list[Generation]) -> None:
         """Store at once (one transaction), then tell the listener."""
@@ -338,15 +346,6 @@ class Runner:
             self._done += 1
             self.listener.on_generation(gen)
         self._emit_progress()
-
-    async def _verdict(self, sid: str, answer: str) -> Any:
-        """Score off the event loop; identical answers to one sample are scored once (at low
-        temperature most of a sample's n answers are the same text)."""
-        key = (sid, answer)
-        if key not in self._verdicts:
-            self._verdicts[key] = await asyncio.to_thread(
-                self.scorer, self.samples[sid], self.plan.task, answer)
-        return self._verdicts[key]
 
     def _fail(self, sid: str, index: int | None, error: str) -> None:
         self.store.add_failure(self.plan.run_id, sid, index, error)
