@@ -200,3 +200,32 @@ def test_evaluator_refuses_what_it_should_not_run() -> None:
     assert evaluate_condition("__import__('os').system('true')") is None
     assert evaluate_condition("[1, 2, 3][5] == 1") is None  # IndexError: cannot tell
     assert evaluate_condition("'Boolean'.isalpha() and [46, 47][0] % 2 == 0") is True
+
+
+def test_faithful_scratchpads_of_all_samples_agree(official) -> None:  # noqa: ANN001
+    """The scratchpad a perfect model would write (prompts.scratchpad_from_trace) parses without a
+    problem and contradicts nothing, for every sample; a single changed entry is found exactly."""
+    from cruxtui.core.prompts import scratchpad_from_trace
+    from cruxtui.core.trace import trace_many
+
+    traces = trace_many([(s.code, s.call, None) for s in official.samples])
+    checked = slipped = 0
+    for sample, tr in zip(official.samples, traces, strict=True):
+        pad = scratchpad_from_trace(tr)
+        if pad is None:
+            continue
+        result = align_text(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]", tr)
+        assert not result.chain.problems, (sample.id, result.chain.problems)
+        assert result.first_divergence is None, (sample.id, result.first_divergence)
+        checked += 1
+        # Flip the first condition outcome: the divergence is that entry.
+        entries = pad.splitlines()
+        at = next((i for i, e in enumerate(entries) if e.endswith(("-> True", "-> False"))), None)
+        if at is None:
+            continue
+        flipped = entries[at][: entries[at].rindex("->")] + ("-> False" if entries[at].endswith("True") else "-> True")
+        wrong = "\n".join([*entries[:at], flipped, *entries[at + 1:]])
+        div = align_text(f"[SCRATCHPAD]\n{wrong}\n[/SCRATCHPAD]", tr).first_divergence
+        assert div is not None and div.step == at, (sample.id, at, div)
+        slipped += 1
+    assert checked >= 790 and slipped >= 300

@@ -200,6 +200,8 @@ class _Shape:
     loops: list[tuple[int, int, int]]  # (header line, first body line, last line) of f's own loops
     single_loop: bool  # exactly one loop in f, comprehensions included
     loop_vars: set[str]  # names bound by for loops and comprehensions
+    inline_exit: set[int]  # `if c: return x` on one line: taken iff f returns/raises right there
+    inline_else: dict[int, int]  # `if c: x += 1` + `else:` below: not taken iff the else runs next
 
 
 def _shape(code: str) -> _Shape:
@@ -208,15 +210,22 @@ def _shape(code: str) -> _Shape:
     cond_text: dict[int, str] = {}
     loops: list[tuple[int, int, int]] = []
     loop_vars: set[str] = set()
+    inline_exit: set[int] = set()
+    inline_else: dict[int, int] = {}
     n_loops = 0
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return _Shape(lines, {}, {}, [], False, set())
+        return _Shape(lines, {}, {}, [], False, set(), set(), {})
     for node in ast.walk(tree):
         if isinstance(node, ast.If | ast.While):
             first = node.body[0].lineno
             cond_body[node.lineno] = None if first == node.lineno else first
+            if first == node.lineno and isinstance(node, ast.If):
+                if isinstance(node.body[0], ast.Return | ast.Raise):
+                    inline_exit.add(node.lineno)
+                elif node.orelse and node.orelse[0].lineno != node.lineno:
+                    inline_else[node.lineno] = node.orelse[0].lineno
             cond_text[node.lineno] = ast.get_source_segment(code, node.test) or ""
         if isinstance(node, ast.For | ast.While):
             loops.append((node.lineno, node.body[0].lineno, node.end_lineno or node.lineno))
@@ -224,7 +233,8 @@ def _shape(code: str) -> _Shape:
             n_loops += 1
         if isinstance(node, ast.For | ast.comprehension):
             loop_vars.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
-    return _Shape(lines, cond_body, cond_text, loops, n_loops == 1 and len(loops) == 1, loop_vars)
+    return _Shape(lines, cond_body, cond_text, loops, n_loops == 1 and len(loops) == 1, loop_vars,
+                  inline_exit, inline_else)
 
 
 # --------------------------------------------------------------------------- positions
@@ -242,6 +252,7 @@ class _Positions:
     iterations: int | None  # how many times the single loop's body ran (depth-0 frame)
     returns_at: int | None  # position of f's own return
     first_line: int
+    top: list[bool]  # the position belongs to the first activation of f (not a helper, not recursion)
 
 
 def _positions(trace: Any, shape: _Shape) -> _Positions:
@@ -260,7 +271,7 @@ def _positions(trace: Any, shape: _Shape) -> _Positions:
     returns_at: int | None = None
     first_line = 0
     for k, st in enumerate(steps):
-        frame = (st.depth, st.func)
+        frame = (getattr(st, "frame", 0), st.depth, st.func)
         if st.event == "call":
             last_line.pop(frame, None)
         prev = last_line.get(frame)
@@ -274,6 +285,10 @@ def _positions(trace: Any, shape: _Shape) -> _Positions:
             body = shape.cond_body.get(prev)
             if body is not None and prev in shape.cond_body and st.event == "line":
                 cond[k] = (prev, st.line == body)
+            elif prev in shape.inline_exit and (st.event == "return" or st.line != prev):
+                cond[k] = (prev, st.event == "return" and st.line == prev)
+            elif prev in shape.inline_else and st.event == "line":
+                cond[k] = (prev, st.line != shape.inline_else[prev])
             if st.depth == 0:
                 for h, _b, end in shape.loops:
                     if h <= prev <= end and not (h <= st.line <= end):
@@ -300,8 +315,10 @@ def _positions(trace: Any, shape: _Shape) -> _Positions:
         for k in range(1, n):
             if steps[k].depth == 0 and steps[k].line == header[0] and iteration[k] is None and ran[k] is not None:
                 iteration[k] = iteration[k - 1]
+    top_frame = getattr(steps[0], "frame", 0) if steps else 0
+    top = [st.depth == 0 and getattr(st, "frame", 0) == top_frame for st in steps]
     return _Positions(ran, env, cond, loop_exit, iteration, iters if header else None, returns_at,
-                      first_line)
+                      first_line, top)
 
 
 # --------------------------------------------------------------------------- conditions
@@ -511,6 +528,8 @@ class _Judge:
         line = self.lines[step.index]
         if line is not None and not repeated:
             cand = [k for k in cand if self.pos.ran[k] == line]
+        if self.chain.format == "scratchpad":
+            cand = [k for k in cand if self.pos.top[k]]
         return cand
 
     def _names_in(self, text: str) -> bool:
@@ -729,6 +748,8 @@ def align(chain: Chain, trace: Any) -> Alignment:
     pos = _positions(trace, shape)
     lines = [_step_line(s, shape, pos) for s in chain.steps]
     scores = [_step_scores(s, trace, shape, pos, line) for s, line in zip(chain.steps, lines, strict=True)]
+    if chain.format == "scratchpad":  # a scratchpad follows f's own activation only
+        scores = [[v if pos.top[k] else 0.0 for k, v in enumerate(row)] for row in scores]
     placed = _dp(scores, n)
     judge = _Judge(chain, trace, shape, pos, placed, lines)
     judgements = judge.run()

@@ -239,9 +239,8 @@ def claimed_value(text: str, i: int) -> tuple[int, str] | None:
         m = _RESULT_OF.search(text, j, clause_end)
         if m is None:
             return None
-        between = re.sub(r"'[^']*'|\"[^\"]*\"", "''", text[i:m.start()])
-        if re.search(r"[A-Za-z_]\w*\s+[A-Za-z_]\w*", between):
-            return None  # words, not an expression: "is called with `x` = 1"
+        if not _is_expression(text[i:m.start()]):
+            return None  # words, not an expression: "is called with `x` = 1", "2 works: ... == 'cdab'"
         got = scan_literal(text, m.end())
         if got is not None and got[0] <= max(clause_end, got[0]) and _CLEAN_AFTER.match(text, got[0]):
             # Prefer the last value of a chain "a = b = c".
@@ -251,6 +250,14 @@ def claimed_value(text: str, i: int) -> tuple[int, str] | None:
                 continue
             return got
         j = m.end()
+
+
+def _is_expression(text: str) -> bool:
+    try:
+        ast.parse(text.strip().strip("`").strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _clause_end(text: str, i: int) -> int:
@@ -700,6 +707,28 @@ _SP_COND = re.compile(r"(?P<kw>if|while|elif)\s+(?P<cond>.*?)\s*->\s*(?P<truth>T
 _SP_NAME = re.compile(r"\s*(?P<name>[A-Za-z_]\w*)\s*=\s*")
 
 
+def _opaque_value(text: str, i: int, sep: str) -> tuple[int, str] | None:
+    """A value that is not a literal but is what `repr()` shows for it: `<function <lambda> at
+    0x..>`, `<map object at 0x..>`, `range(1, 5)`, or a value cut short with `…`. Kept as text (its claims are
+    unverifiable) so a faithful scratchpad of such a run is not reported as malformed."""
+    while i < len(text) and text[i] == " ":
+        i += 1
+    if text.startswith("<", i):
+        depth = 0
+        for j in range(i, len(text)):
+            depth += {"<": 1, ">": -1}.get(text[j], 0)
+            if depth == 0:
+                return j + 1, text[i:j + 1]
+        return None
+    if call := re.compile(r"[A-Za-z_][\w.]*\(").match(text, i):  # range(1, 5), dict_values([])
+        end = _scan_balanced(text, call.end() - 1)
+        return None if end is None else (end, text[i:end])
+    nxt = re.compile(re.escape(sep) + r"\s*[A-Za-z_]\w*\s*=\s").search(text, i)
+    end = nxt.start() if nxt else len(text)
+    value = text[i:end].rstrip()
+    return (i + len(value), value) if "…" in value else None
+
+
 def _split_assignments(rest: str) -> list[tuple[str, str]] | None:
     """`a = 1; b = 'x;y'` -> [("a", "1"), ("b", "'x;y'")], or None if not that grammar."""
     out: list[tuple[str, str]] = []
@@ -708,7 +737,7 @@ def _split_assignments(rest: str) -> list[tuple[str, str]] | None:
         m = _SP_NAME.match(rest, i)
         if not m:
             return None
-        got = scan_literal(rest, m.end())
+        got = scan_literal(rest, m.end()) or _opaque_value(rest, m.end(), ";")
         if got is None:
             return None
         out.append((m.group("name"), got[1]))
@@ -737,7 +766,7 @@ def parse_call_args(text: str) -> list[tuple[str, str]] | None:
         nm = _SP_NAME.match(args, i)
         if not nm:
             return None
-        got = scan_literal(args, nm.end())
+        got = scan_literal(args, nm.end()) or _opaque_value(args, nm.end(), ",")
         if got is None:
             return None
         pairs.append((nm.group("name"), got[1]))
