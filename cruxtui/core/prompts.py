@@ -22,6 +22,7 @@ change it whenever the wording changes, because a score is only comparable under
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -169,6 +170,13 @@ def scratchpad_from_trace(trace: Any) -> str | None:
         elif step.line in bodies:
             keyword, condition, (first, last) = bodies[step.line]
             taken = after.event == "line" and first <= after.line <= last
+            if first == step.line:
+                # The body is on the `if` line itself: `if c: return x` was taken iff f left right
+                # there; for any other one-line body the outcome is not visible in the trace.
+                taken = after.event in ("return", "exception") and after.line == step.line
+                if not taken and not re.search(r":\s*(?:return|raise)\b", text):
+                    entries.append(f"line {step.line}: (no change)")
+                    continue
             entries.append(f"line {step.line}: {keyword} {condition} -> {taken}")
         else:
             entries.append(f"line {step.line}: (no change)")
