@@ -246,3 +246,15 @@ def test_cli_bad_arguments(tmp_path: Path) -> None:
     assert_one_clear_line(result, "-n must be at least 1")
     result = cli("run", "--endpoint", "nowhere", "--store", str(tmp_path / "s.sqlite"))
     assert_one_clear_line(result, "no endpoint named 'nowhere'")
+
+
+async def test_every_request_failing_stops_the_run_instead_of_grinding_on(starter, store) -> None:
+    with FakeOpenAI(CruxevalResponder(starter.samples, "correct"),
+                    fault_for=lambda number: Fault("server_error", status=502)) as server:
+        summary = await run_once(server, starter, store, ids(starter, 40), concurrency=2,
+                                 retry=RetryPolicy(attempts=1))
+    assert summary.status == INCOMPLETE and summary.completed == 0
+    assert summary.aborted and "stopped after 8 failed requests in a row" in summary.aborted
+    assert "HTTP 502" in summary.aborted
+    assert server.request_count < 12, "no grinding through all 40 samples"
+    assert summary.failed == len(store.failures(summary.run_id)) >= 8

@@ -34,10 +34,6 @@ from cruxtui.core.runs import (
 )
 
 
-class RunAborted(Exception):
-    """The run cannot go on (bad key, unknown model, dead endpoint). The message is for users."""
-
-
 @dataclass(frozen=True)
 class Progress:
     """A snapshot for progress bars: this session's work plus what was stored before."""
@@ -115,7 +111,6 @@ class RunPlan:
     backend: Any
     run_id: str
     task: str
-    mode: str
     params: Any
     """SamplingParams; its `n` is the number of generations wanted per sample."""
     prompt_for: Callable[[Sample], Any]
@@ -125,10 +120,11 @@ class RunPlan:
 
 def prepare_run(
     store: RunStore, backend: Any, *, dataset_digest: str, task: str, mode: str, style: str,
-    params: Any, extraction: str = "strict",
+    params: Any,
 ) -> tuple[RunInfo, RunPlan]:
     """Open (create or resume) the stored run for this configuration and the plan that runs it
-    with the project's prompts and answer extraction."""
+    with the project's prompts and (strict) answer extraction; the benchmark's own verdict is
+    stored beside ours with every generation."""
     from cruxtui.core.answers import extract
     from cruxtui.core.prompts import TEMPLATE_VERSION, build_prompt
 
@@ -137,10 +133,10 @@ def prepare_run(
     info = store.open_run(config)
 
     def extract_answer(raw: str) -> tuple[str | None, str]:
-        found = extract(raw, task, extraction)
+        found = extract(raw, task, "strict")
         return found.answer, found.reason
 
-    plan = RunPlan(backend=backend, run_id=info.id, task=task, mode=mode, params=params,
+    plan = RunPlan(backend=backend, run_id=info.id, task=task, params=params,
                    prompt_for=lambda sample: build_prompt(sample, task, mode, style),
                    extract=extract_answer)
     return info, plan
@@ -194,7 +190,8 @@ class Runner:
         ids = [sid for sid in sample_ids if sid in self.samples]
         n = int(getattr(self.plan.params, "n", 1) or 1)
         todo = self.store.missing(self.plan.run_id, ids, n)
-        self._counts = {sid: c for sid, c in self.store.counts(self.plan.run_id).items() if sid in set(ids)}
+        wanted = set(ids)
+        self._counts = {sid: c for sid, c in self.store.counts(self.plan.run_id).items() if sid in wanted}
         self._stored_before = sum(nc[0] for nc in self._counts.values())
         self._total = sum(len(v) for v in todo.values())
         self._started = time.monotonic()
@@ -257,13 +254,9 @@ class Runner:
                 for i in indices:
                     self._fail(sid, i, error)
                 self._consecutive_failures += 1
-                if self._consecutive_failures >= self.max_consecutive_failures and not self._done:
-                    self._abort = (f"{self._consecutive_failures} requests failed in a row, none "
-                                   f"succeeded (last: {error})")
-                    raise _Abort() from None
                 if self._consecutive_failures >= self.max_consecutive_failures:
                     self._abort = (f"stopped after {self._consecutive_failures} failed requests in "
-                                   f"a row (last: {error}); run again to resume")
+                                   f"a row (last: {error})")
                     raise _Abort() from None
             else:
                 self._consecutive_failures = 0

@@ -174,7 +174,9 @@ class RunPanel(Vertical):
 
     def show_progress(self, p: Progress) -> None:
         shown = p.done + p.stored_before
-        parts = [f"{p.done}/{p.total} new", f"{p.stored_before} stored before" if p.stored_before else "",
+        eta = p.eta
+        parts = [f"{p.done}/{p.total} new",
+                 f"eta {eta:.0f}s" if eta and p.done < p.total else "", f"{p.stored_before} stored before" if p.stored_before else "",
                  f"{p.failed} failed" if p.failed else "",
                  f"pass@1 {100 * p.pass1:.0f}%" if shown else ""]
         self.query_one("#run-status", Static).update(" · ".join(x for x in parts if x))
