@@ -136,7 +136,7 @@ async def test_a_raising_call_says_so(official: Dataset) -> None:
     result = trace(sample.code, "f(5)")  # int is not iterable
     app = CruxApp(official)
     async with app.run_test(size=SIZE) as pilot:
-        app.push_screen(TraceScreen(sample, result.call, trace=result))
+        await app.push_screen(TraceScreen(sample, result.call, trace=result))
         await pilot.pause()
         screen = app.screen
         end = screen.query_one("#trace-end", Static)
@@ -154,7 +154,7 @@ async def test_step_cap_and_timeout_are_said(official: Dataset) -> None:
     app = CruxApp(official)
     async with app.run_test(size=SIZE) as pilot:
         for result, says in ((capped, "stopped after 300 steps (step cap)"), (stuck, "timed out")):
-            app.push_screen(TraceScreen(sample, result.call, trace=result))
+            await app.push_screen(TraceScreen(sample, result.call, trace=result))
             await pilot.pause()
             end = app.screen.query_one("#trace-end", Static)
             assert says in str(end.render()) and end.has_class("-failed")

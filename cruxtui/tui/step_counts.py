@@ -22,6 +22,7 @@ from cruxtui.core import numsteps
 from cruxtui.tui.columns import Column
 
 if TYPE_CHECKING:
+    from cruxtui.core.sandbox import Sandbox
     from cruxtui.tui.app import CruxApp
 
 KEY = "numsteps"
@@ -47,17 +48,29 @@ def install(app: CruxApp) -> None:
         start_counting(app)
 
 
+def app_sandbox(sandbox: Sandbox | None = None) -> Sandbox:
+    """`sandbox`, else the shared one, created HERE on the app's thread: sandbox workers die with
+    the thread that started them (PDEATHSIG), so a thread worker must never be first to ask."""
+    if sandbox is not None:
+        return sandbox
+    from cruxtui.core.sandbox import default_sandbox
+
+    return default_sandbox()
+
+
 def start_counting(app: CruxApp, then: Callable[[], None] | None = None) -> None:
     """Count every sample's steps in a thread worker, then add the column (and run `then`)."""
     app.run_worker(
-        partial(_count, app, then), thread=True, name="Counting steps", group=KEY,
+        partial(_count, app, app_sandbox(), then), thread=True, name="Counting steps", group=KEY,
         exclusive=True, exit_on_error=False,
     )
 
 
-def _count(app: CruxApp, then: Callable[[], None] | None) -> None:
+def _count(app: CruxApp, sandbox: Sandbox, then: Callable[[], None] | None) -> None:
     worker = get_current_worker()
-    counts = numsteps.load_or_count(app.dataset, progress=lambda done: not worker.is_cancelled)
+    counts = numsteps.load_or_count(
+        app.dataset, sandbox=sandbox, progress=lambda done: not worker.is_cancelled
+    )
     if counts is not None and not worker.is_cancelled:
         app.call_from_thread(_show, app, counts)
         if then is not None:

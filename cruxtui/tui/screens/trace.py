@@ -22,6 +22,7 @@ from textual.widgets import Footer, Header, Input, Static
 
 from cruxtui.core.dataset import Sample
 from cruxtui.core.trace import Step, Trace
+from cruxtui.tui.step_counts import app_sandbox
 from cruxtui.tui.widgets.locals_table import LocalsTable
 from cruxtui.tui.widgets.timeline import Timeline
 from cruxtui.tui.widgets.trace_code import TraceCode
@@ -123,16 +124,22 @@ class TraceScreen(Screen[None]):
 
     # Tracing -------------------------------------------------------------------------------
     def run_trace(self, call: str) -> None:
-        """Trace `call` in the sandbox (in a worker); the screen shows it when it is done."""
+        """Trace `call` in the sandbox (in a worker); the screen shows it when it is done.
+
+        The code is the one on screen (a trace passed in may be of a variant of the sample); the
+        benchmark's expected output only counts for the sample's own code and call (numsteps).
+        """
         self.call = call
+        code = self.trace.code if self.trace is not None else self.sample.code
+        expected = self.sample.output if (code, call) == (self.sample.code, self.sample.call) else None
         self.query_one("#trace-title", Static).update(self._title("tracing…"))
-        self._trace_worker(call)
+        self._trace_worker(code, call, expected, app_sandbox(self._sandbox))
 
     @work(thread=True, exclusive=True, group="trace", name="Tracing", exit_on_error=False)
-    def _trace_worker(self, call: str) -> None:
-        from cruxtui.core.trace import trace_sample
+    def _trace_worker(self, code: str, call: str, expected: str | None, sandbox: Sandbox) -> None:
+        from cruxtui.core.trace import trace
 
-        result = trace_sample(self.sample, call, sandbox=self._sandbox)
+        result = trace(code, call, expected=expected, sandbox=sandbox)
         self.app.call_from_thread(self._show_trace, result)
 
     def _show_trace(self, trace: Trace) -> None:
@@ -186,8 +193,8 @@ class TraceScreen(Screen[None]):
         self.query_one("#trace-frame", Static).update(Text(frame, style="bold"))
         self.query_one("#trace-status", Static).update(self._status(step))
         self.query_one(Timeline).show(index)
-        message = self.StepChanged(self.trace, index)
-        self.post_message(message)
+        self.post_message(self.StepChanged(self.trace, index))
+        self._panes = [pane for pane in self._panes if pane.is_attached]
         for pane in self._panes:
             pane.post_message(self.StepChanged(self.trace, index))
 
