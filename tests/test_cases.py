@@ -891,3 +891,32 @@ def test_replay_status_counts_failures_against_min_rate() -> None:
     partial = report(2, 2)
     partial.n = 5
     assert partial.summary == "reproduced 2/2 (3 request(s) failed)"
+
+
+async def test_s_saves_a_variant_made_on_the_perturb_screen(gallery: Path, official: object) -> None:
+    from textual.widgets import Input
+
+    from cruxtui.core.perturb import make_variant, parse_spec
+    from cruxtui.tui.app import CruxApp
+    from cruxtui.tui.screens.case_form import CaseFormScreen
+
+    variant = make_variant(official["sample_12"], [parse_spec("rename:anonymize")])  # type: ignore[index]
+    _store_failing_run(official, variant.id, [("[ANSWER]\nassert f(1) == 'x'\n[/ANSWER]", "'x'", False)])
+    app = CruxApp(official)  # type: ignore[arg-type]
+    async with app.run_test(size=TUI_SIZE) as pilot:
+        app.variants[variant.id] = variant  # as the Perturb screen registers it
+        app.open_sample(variant.id)
+        await pilot.pause()
+        await pilot.press("s")
+        for _ in range(50):
+            await pilot.pause(0.1)
+            if isinstance(app.screen, CaseFormScreen):
+                break
+        assert isinstance(app.screen, CaseFormScreen)
+        app.screen.query_one("#case-tags", Input).value = "renamed"
+        await pilot.press("ctrl+s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    [case] = [c for c in load_gallery(gallery)[0] if c.sample_id == variant.id]
+    assert case.base_sample_id == "sample_12" and case.code == variant.sample.code
+    assert [p["name"] for p in case.perturbations] == ["rename"] and case.tags == ["renamed"]

@@ -34,6 +34,8 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
     from cruxtui.tui.run_store import app_store
 
     app = screen.app
+    if variant is None:  # a variant made on the Perturb screen and opened as a sample
+        variant = getattr(app, "variants", {}).get(sample.id)
     try:
         draft = await asyncio.to_thread(_scored_failure, app, sample) if run_id is None else None
         if draft is None:

@@ -237,7 +237,7 @@ class CasesScreen(Screen[None]):
         case = self.current
         if case is None:
             return
-        if case.sample_id not in self.crux.dataset and case.base_sample_id in self.crux.dataset:
+        if self.crux.find_sample(case.sample_id) is None and case.base_sample_id in self.crux.dataset:
             self.notify(f"{case.sample_id} is a variant: showing {case.base_sample_id}, its base sample.")
             self.crux.open_sample(case.base_sample_id)
         else:
