@@ -29,6 +29,50 @@ from align_corpus import HELD_OUT, make_corpus, trace_samples  # noqa: E402
 from cruxtui.core.align import align_text, value_key  # noqa: E402
 
 
+def scratchpad_figures(samples: list, traces: dict, seeds: list[int]) -> None:
+    """Scratchpads: the one a perfect model writes (prompts.scratchpad_from_trace) must not alarm;
+    one entry changed (a binding's value perturbed, or a condition flipped) must be found exactly."""
+    import random
+
+    from align_corpus import perturb
+
+    from cruxtui.core.claims import literal_value
+    from cruxtui.core.prompts import scratchpad_from_trace
+
+    correct = alarms = wrong = located = 0
+    for seed in seeds:
+        rng = random.Random(seed)
+        for s in samples:
+            tr = traces[s.id]
+            pad = scratchpad_from_trace(tr) if tr.ok else None
+            if pad is None:
+                continue
+            if seed == seeds[0]:
+                correct += 1
+                alarms += align_text(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]", tr).first_divergence is not None
+            entries = pad.splitlines()
+            options = [i for i, e in enumerate(entries) if e.startswith("line ") and "(no change)" not in e]
+            if not options:
+                continue
+            i = rng.choice(options)
+            head, _, rest = entries[i].partition(": ")
+            if rest.endswith(("-> True", "-> False")):
+                changed = rest[: rest.rindex("->")] + ("-> False" if rest.endswith("True") else "-> True")
+            else:
+                name, _, value = rest.split(";")[0].partition(" = ")
+                obj = literal_value(value)
+                new = perturb(obj, rng) if type(obj).__name__ != "_Bad" else None
+                if new is None or new == obj:
+                    continue
+                changed = f"{name} = {new!r}"
+            entries[i] = f"{head}: {changed}"
+            div = align_text("[SCRATCHPAD]\n" + "\n".join(entries) + "\n[/SCRATCHPAD]", tr).first_divergence
+            wrong += 1
+            located += div is not None and div.step == i
+    print(f"scratchpads: {100 * located / max(wrong, 1):.1f}% of {wrong} changed entries found exactly; "
+          f"false alarms on {correct} faithful scratchpads: {100 * alarms / max(correct, 1):.1f}%")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="0,1,2", help="corpora to build and pool (comma-separated seeds)")
@@ -97,6 +141,7 @@ def main() -> int:
     a = stats["all"]
     print(f"\nlocalisation accuracy {100 * a['located'] / max(a['wrong'], 1):.1f}% (goal >= 90%), "
           f"false-alarm rate {100 * a['false_alarm'] / max(a['correct'], 1):.1f}% (goal <= 5%)")
+    scratchpad_figures(samples, traces, seeds)
     if a["true_checked"]:
         print(f"true value reported right for {100 * a['true_right'] / a['true_checked']:.1f}% of "
               f"{a['true_checked']} located wrong bindings")
