@@ -11,7 +11,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from cruxtui.core.runs import RunInfo, RunStore, bootstrap_interval
+from cruxtui.core.passk import bootstrap
+from cruxtui.core.runs import RunInfo, RunStore
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,19 @@ def _paired_delta_interval(pairs: list[tuple[float, float]], resamples: int = 20
     return deltas[int(0.025 * (resamples - 1))], deltas[int(0.975 * (resamples - 1))]
 
 
+def _interval(counts: list[tuple[int, int]]) -> tuple[float, float]:
+    """95% percentile bootstrap interval of pass@1 (0..1) over these samples' (n, c)."""
+    pct = bootstrap(counts, 1, resamples=2000, percentiles=(2.5, 97.5))
+    return pct["2.5"] / 100, pct["97.5"] / 100
+
+
 def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
     """Compare two stored runs (ids or unique id prefixes)."""
     a, b = store.run(ref_a), store.run(ref_b)
     counts_a, counts_b = store.counts(a.id), store.counts(b.id)
     shared = sorted(set(counts_a) & set(counts_b), key=_natural)
     rates = [(counts_a[s][1] / counts_a[s][0], counts_b[s][1] / counts_b[s][0]) for s in shared]
+    interval_a, interval_b = (_interval([counts[s] for s in shared]) for counts in (counts_a, counts_b))
     ra = [x for x, _ in rates]
     rb = [y for _, y in rates]
     disagreements = [
@@ -80,7 +88,7 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
     return Comparison(
         a=a, b=b, shared=len(shared),
         pass_a=sum(ra) / len(ra) if ra else 0.0, pass_b=sum(rb) / len(rb) if rb else 0.0,
-        interval_a=bootstrap_interval(ra), interval_b=bootstrap_interval(rb),
+        interval_a=interval_a, interval_b=interval_b,
         interval_delta=_paired_delta_interval(rates), disagreements=disagreements,
     )
 

@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import json
 import os
-import random
 import sqlite3
 import threading
 import time
@@ -451,17 +450,3 @@ def pass_rate(counts: Mapping[str, tuple[int, int]]) -> float:
     """pass@1 (0..1) averaged over samples: the mean per-sample fraction of passing generations."""
     rates = [c / n for n, c in counts.values() if n]
     return sum(rates) / len(rates) if rates else 0.0
-
-
-def bootstrap_interval(
-    rates: list[float], *, resamples: int = 2000, level: float = 0.95, seed: int = 0
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of per-sample rates (resampling samples)."""
-    if not rates:
-        return (0.0, 0.0)
-    rng = random.Random(seed)
-    n = len(rates)
-    means = sorted(sum(rng.choices(rates, k=n)) / n for _ in range(resamples))
-    lo = means[int((1 - level) / 2 * (resamples - 1))]
-    hi = means[int((1 + level) / 2 * (resamples - 1))]
-    return (lo, hi)
