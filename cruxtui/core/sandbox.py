@@ -402,16 +402,26 @@ def _write_all(fd: int, data: bytes) -> None:
 # --------------------------------------------------------------------------------------------
 
 _PRELOAD = (
-    "resource",
-    "math",
-    "re",
-    "string",
-    "collections",
-    "itertools",
-    "functools",
-    "operator",
-    "copy",
-)
+    "resource", "math", "cmath", "re", "string", "collections", "itertools", "functools", "operator",
+    "copy", "heapq", "bisect", "random", "statistics", "datetime", "time", "json", "textwrap",
+    "unicodedata", "decimal", "fractions", "array", "struct", "hashlib", "base64", "calendar",
+    "typing", "enum", "dataclasses", "codecs",
+)  # fmt: skip
+"""Imported by each worker once, before any check. Checks may run as a uid that cannot read the
+interpreter's files (Python installed under /root, say): they can import only what is loaded."""
+
+
+def _preload(importlib: Any) -> None:
+    """The modules above and every text codec (`str.encode('shift_jis')` imports one lazily)."""
+    import encodings
+    import pkgutil
+
+    for name in _PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    for module in pkgutil.iter_modules(encodings.__path__):
+        with contextlib.suppress(Exception):  # mbcs/oem exist only on Windows
+            importlib.import_module(f"encodings.{module.name}")
 _RESULT_FD = 3
 _SWEEP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 
@@ -451,8 +461,7 @@ def _worker_main(config: dict[str, Any]) -> None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in _PRELOAD:
-        importlib.import_module(name)
+    _preload(importlib)
     uid: int | None = config.get("uid")
     shm = "/dev/shm"  # tmpfs: creating and emptying the work dir costs microseconds, not ms
     base = tempfile.mkdtemp(
