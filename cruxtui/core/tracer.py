@@ -87,14 +87,13 @@ class _BoundedOutput(io.TextIOBase):
 class _Frame:
     """What the recorder remembers about one activation of a user function."""
 
-    __slots__ = ("fid", "depth", "shown", "values", "exc")
+    __slots__ = ("fid", "depth", "shown", "values")
 
     def __init__(self, fid: int, depth: int) -> None:
         self.fid = fid
         self.depth = depth
         self.shown: dict[str, str] = {}  # name -> repr last recorded, in definition order
         self.values: dict[str, object] = {}  # name -> object last seen (to skip re-repr)
-        self.exc: str | None = None  # the last exception seen in this frame
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -104,7 +103,8 @@ def describe_exception(exc: BaseException) -> str:
         msg = str(exc)
     except Exception:  # a user-defined __str__ may fail
         msg = ""
-    msg = bounded_repr(msg, 500)[1:-1] if len(msg) > 500 else msg
+    if len(msg) > 500:
+        msg = f"{msg[:500]}…(+{len(msg) - 500} chars)"
     return f"{name}: {msg}" if msg else name
 
 
@@ -119,7 +119,8 @@ class Recorder:
         self.steps: list[list[Any]] = []
         self.frames: dict[FrameType, _Frame] = {}
         self.user_code: dict[CodeType, bool] = {}
-        self.top_result: tuple[str, str] | None = None  # ("ok", repr) | ("exception", text)
+        self.top_return: str | None = None
+        """repr of the value the last depth-0 frame returned; None if it raised (or none ran)."""
 
     # -- trace functions -------------------------------------------------------------------
     def global_trace(self, frame: FrameType, event: str, arg: Any) -> TraceFn:
@@ -170,7 +171,7 @@ class Recorder:
         if event == "return":
             value = self._on_return(frame, state, arg)
         elif event == "exception":
-            state.exc = value = describe_exception(arg[1])
+            value = describe_exception(arg[1])
         changes, removed = self._local_changes(frame, state)
         self.steps.append(
             [event, frame.f_lineno, state.depth, frame.f_code.co_name, state.fid, changes, removed, value]
@@ -194,14 +195,9 @@ class Recorder:
         code = frame.f_code
         lasti = frame.f_lasti
         normal = 0 <= lasti < len(code.co_code) and dis.opname[code.co_code[lasti]] in _RETURN_OPS
-        limit = RESULT_LIMIT if state.depth == 0 else LOCAL_LIMIT
-        if not normal:
-            if state.depth == 0:
-                self.top_result = ("exception", state.exc or "exception")
-            return None
-        text = bounded_repr(arg, limit)
+        text = bounded_repr(arg, RESULT_LIMIT if state.depth == 0 else LOCAL_LIMIT) if normal else None
         if state.depth == 0:
-            self.top_result = ("ok", text)
+            self.top_return = text
         return text
 
     def _local_changes(self, frame: FrameType, state: _Frame) -> tuple[list[list[str]], list[str]]:
@@ -288,16 +284,14 @@ def run(
     result["steps"] = json.dumps(recorder.steps)
     result["numsteps"] = recorder.events
     result["stdout"] = output.text()
-    top = recorder.top_result
-    if top is not None and top[0] == "ok":
-        result["return_repr"] = top[1]
+    result["return_repr"] = recorder.top_return
     if escaped is not None:
-        returned = top is not None and top[0] == "ok"
         # With an expected output the program ends in `assert call == expected`; the assert
         # failing only says the value differs, which return_repr already shows.
+        returned = recorder.top_return is not None
         if not (returned and expected is not None and isinstance(escaped, AssertionError)):
             result["exception"] = describe_exception(escaped)
             result["return_repr"] = None
-    elif top is None and not result["truncated"] and not result["timeout"]:
+    elif not recorder.frames and not result["truncated"] and not result["timeout"]:
         result["error"] = "the call ran none of the sample's functions"
     return result
