@@ -40,7 +40,7 @@ from 1; without N the --seed picks one; "preserving" ones must keep the output):
   input-element[:N]     remove an element of a list, tuple, set or dict in the input
   input-number[:N][,OP] add (+1) or subtract (-1) one to a number in the input
 
-Every variant runs twice in the sandbox; it is rejected if it raises, times out (1 s), is not
+Every variant runs twice in the sandbox; it is rejected if it raises, times out (0.5 s), is not
 deterministic, or a preserving chain changes the output. Variant ids name the chain, e.g.
 sample_12~anon~flip-compare-1 (with -sSEED when the seed made a choice)."""
 

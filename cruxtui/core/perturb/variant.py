@@ -1,9 +1,10 @@
 """Variants: perturbed samples whose output is re-derived by running them in the sandbox.
 
-A variant is accepted only if its call returns plain data, the same data twice (two separate
-sandboxed runs), and, when every step of its chain preserves behaviour, the same data as the
-parent sample (itself run in the sandbox, so both sides are measured the same way). Everything
-else is a `Rejection` carrying the reason, so surveys can count why variants fail.
+A variant is accepted only if its call returns plain data, the same data twice (two runs, each
+from a fresh namespace, in one sandboxed child: `cruxtui.core.perturb_job`), and, when every step
+of its chain preserves behaviour, the parent sample's output (its recorded text, or else the value
+of the parent run in the sandbox too, so both sides are measured the same way). Everything else
+is a `Rejection` carrying the reason, so surveys can count why variants fail.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from cruxtui.core.perturb.spec import PerturbError, TransformSpec
 from cruxtui.core.sandbox import Limits, Outcome, Sandbox, default_sandbox
 
 EXEC_JOB = "cruxtui.core.sandbox:exec_call"
+TWICE_JOB = "cruxtui.core.perturb_job:exec_twice"
 
-VARIANT_LIMITS = Limits(timeout=1.0)
-"""Tighter than the benchmark's 3 s: every original sample runs in well under 0.1 s, and a
-perturbed condition often makes a loop endless; waiting 3 s for each of those would dominate a
-survey of all 800 samples. 1 s still leaves ten times the slowest original's run time."""
+VARIANT_LIMITS = Limits(timeout=0.5)
+"""Tighter than the benchmark's 3 s: a perturbed condition often makes a loop endless, and waiting
+3 s for each of those would dominate a survey of all 800 samples. Every original sample runs in
+under 0.1 s in the sandbox (most in a few ms), so 0.5 s still leaves a wide margin."""
 
 REJECTION_KINDS = (
     "raises", "timeout", "memory", "crashed", "output-limit", "not-plain-data",
@@ -120,36 +122,32 @@ def _describe(outcome: Outcome) -> str:
     return outcome.error or outcome.status
 
 
-def judge(
-    applied: Applied, first: Outcome, second: Outcome | None, parent: Outcome | None
-) -> Variant | Rejection:
-    """Accept or reject one variant from its runs (and the parent's run if it must preserve).
+def judge(applied: Applied, runs: Outcome, parent: Outcome | None) -> Variant | Rejection:
+    """Accept or reject one variant from its two runs (`runs.value` holds both results).
 
-    `second` may be None only when `first` failed (no second run is needed then).
+    `parent` is the parent's own run, needed only for a preserving chain whose output text
+    differs from the parent's recorded output (then the values decide).
     """
-    for outcome in (first, second):
-        if outcome is None:
-            raise ValueError("a variant whose first run succeeded needs a second run")
-        if not outcome.ok:
-            return Rejection(applied, _STATUS_KIND.get(outcome.status, outcome.status), _describe(outcome))
-    assert second is not None
-    if canonical(first.value) != canonical(second.value):
+    if not runs.ok:
+        return Rejection(applied, _STATUS_KIND.get(runs.status, runs.status), _describe(runs))
+    first, second = runs.value
+    if canonical(first) != canonical(second):
         return Rejection(
             applied, "nondeterministic",
-            f"two runs gave {values.bounded_repr(first.value, 80)} and {values.bounded_repr(second.value, 80)}",
+            f"two runs gave {values.bounded_repr(first, 80)} and {values.bounded_repr(second, 80)}",
         )
-    output = _literal(first.value)
+    output = _literal(first)
     if output is None:
         return Rejection(applied, "not-plain-data", "the output is too large to write as a literal")
-    if applied.preserving:
+    if applied.preserving and output != applied.parent.output:
         if parent is None or not parent.ok:
             why = _describe(parent) if parent else "not run"
             return Rejection(applied, "changed-output", f"the original sample itself failed in the sandbox: {why}")
-        if canonical(parent.value) != canonical(first.value):
+        if canonical(parent.value) != canonical(first):
             return Rejection(
                 applied, "changed-output",
                 f"a behaviour-preserving chain changed the output from "
-                f"{values.bounded_repr(parent.value, 80)} to {values.bounded_repr(first.value, 80)}",
+                f"{values.bounded_repr(parent.value, 80)} to {values.bounded_repr(first, 80)}",
             )
     parent_sample = applied.parent
     sample = Sample(applied.id, applied.subject.code, applied.subject.input, output, origin=parent_sample.origin)
@@ -166,42 +164,31 @@ def judge(
 def verify(
     applied: Iterable[Applied], sandbox: Sandbox | None = None, limits: Limits = VARIANT_LIMITS
 ) -> list[Variant | Rejection]:
-    """Run every variant twice (and each parent of a preserving chain once) across the workers.
+    """Run every variant twice in the sandbox (`TWICE_JOB`), across the workers, and judge it.
 
     `applied` may be a lazy iterable: the sandbox pulls from it as workers free up, so building
-    variants (CPU in this process) overlaps with running them (other processes). The second run
-    is made only for variants whose first run succeeded: a failure is already a verdict.
+    variants (CPU in this process) overlaps with running them (other processes). The parent of a
+    behaviour-preserving chain is run only when the variant's output does not read exactly as
+    the parent's recorded output (then the values decide: set order, machine-dependent results).
     """
     sandbox = sandbox or default_sandbox()
     items: list[Applied] = []
-    owners: list[int | tuple[str, str]] = []  # per first-phase job: variant index or parent key
-    parent_keys: set[tuple[str, str]] = set()
 
-    def first_phase() -> Iterator[tuple[str, dict[str, str]]]:
+    def jobs() -> Iterator[tuple[str, dict[str, str]]]:
         for a in applied:
-            owners.append(len(items))
             items.append(a)
-            yield EXEC_JOB, exec_payload(a.subject.code, a.subject.input)
-            key = (a.parent.code, a.parent.input)
-            if a.preserving and key not in parent_keys:
-                parent_keys.add(key)
-                owners.append(key)
-                yield EXEC_JOB, exec_payload(*key)
+            yield TWICE_JOB, exec_payload(a.subject.code, a.subject.input)
 
-    first: dict[int, Outcome] = {}
-    parents: dict[tuple[str, str], Outcome] = {}
-    for n, outcome in enumerate(sandbox.map(first_phase(), limits)):
-        owner = owners[n]  # filled in by first_phase as the sandbox pulls jobs from it
-        if isinstance(owner, int):
-            first[owner] = outcome
-        else:
-            parents[owner] = outcome
-    again = [i for i in range(len(items)) if first[i].ok]
-    jobs = ((EXEC_JOB, exec_payload(items[i].subject.code, items[i].subject.input)) for i in again)
-    second = dict(zip(again, sandbox.map(jobs, limits), strict=True))
+    runs = list(sandbox.map(jobs(), limits))
+    parent_keys = list(dict.fromkeys(
+        (a.parent.code, a.parent.input) for a, r in zip(items, runs, strict=True)
+        if a.preserving and r.ok and _literal(r.value[0]) != a.parent.output
+    ))
+    parent_runs = sandbox.map(((EXEC_JOB, exec_payload(*key)) for key in parent_keys), limits)
+    parents = dict(zip(parent_keys, parent_runs, strict=True))
     return [
-        judge(a, first[i], second.get(i), parents.get((a.parent.code, a.parent.input)))
-        for i, a in enumerate(items)
+        judge(a, r, parents.get((a.parent.code, a.parent.input)))
+        for a, r in zip(items, runs, strict=True)
     ]
 
 
