@@ -229,3 +229,18 @@ def test_faithful_scratchpads_of_all_samples_agree(official) -> None:  # noqa: A
         assert div is not None and div.step == at, (sample.id, at, div)
         slipped += 1
     assert checked >= 790 and slipped >= 300
+
+
+def test_becomes_in_a_pinned_step_long_trace() -> None:
+    """'i = 1, so total becomes 0' is right when total did not move in that iteration; in a step
+    pinned by i, 'total becomes 3' is wrong when total moves on to 9 there."""
+    code = "def f(n):\n    total = 0\n    for i in range(n):\n        if i % 3 == 0:\n            total += i\n    return total"
+    tr = run(code, "f(3000)")
+    assert len(tr.steps) > 5000
+    words = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
+    lines = [f"In the {w} iteration, i = {k}, so total becomes {sum(x for x in range(k + 1) if x % 3 == 0)}."
+             for k, w in enumerate(words)]
+    chain = "\n".join([*lines, "After the loop, total is 1498500. The function returns 1498500."])
+    assert align_text(chain, tr).first_divergence is None
+    div = align_text(chain.replace("i = 6, so total becomes 9", "i = 6, so total becomes 3"), tr).first_divergence
+    assert div is not None and div.step == 6 and div.true_value == "9"

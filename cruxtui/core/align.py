@@ -540,10 +540,11 @@ class _Judge:
             return False
         return any(isinstance(n, ast.Name) and n.id in self.names for n in ast.walk(tree))
 
-    def _pinned_run(self, step: ReasoningStep, p: int, lo: int, hi: int) -> list[int]:
+    def _pinned_run(self, step: ReasoningStep, p: int, lo: int, hi: int,
+                    exclude: Claim | None = None) -> list[int]:
         """The positions around `p` where every claim that pins the step still holds: a sentence
         with several claims ("i = 1, and nums = [...]") may span a few consecutive states."""
-        pins = [c for c in step.claims if c.kind == BINDING and self._holds_at(c, p)]
+        pins = [c for c in step.claims if c.kind == BINDING and c is not exclude and self._holds_at(c, p)]
         a = p
         while a - 1 >= lo and all(self._holds_at(c, a - 1) for c in pins):
             a -= 1
@@ -576,7 +577,7 @@ class _Judge:
         cand = self._candidates(step, claim)
         if want is _OPAQUE:
             return Judgement(step.index, claim, UNVERIFIABLE, None, note="claimed value is not a literal")
-        stale = self._stale_change(step, claim, want)
+        stale = self._stale_change(step, claim, want) or self._change_in_step(step, claim, want)
         if stale is not None:
             return stale
         seen = [k for k in cand if name in self.pos.env[k]]
@@ -595,6 +596,39 @@ class _Judge:
         return Judgement(step.index, claim, CONTRADICTED, self.trace.steps[k].index, true,
                          f"{name} is {true} here")
 
+    def _change_in_step(self, step: ReasoningStep, claim: Claim, want: object) -> Judgement | None:
+        """"x becomes V" in a step pinned by other claims ("as x = 3 is handled, out becomes [2]"):
+        if `out` changes while the step's other claims hold, V must be a value it changes to."""
+        p = self.anchors[step.index]
+        name = claim.name or ""
+        if not claim.change or p is None or sum(c.name == name for c in step.claims) > 1:
+            return None
+        if not any(c is not claim and c.kind == BINDING and c.name != name and self._holds_at(c, p)
+                   for c in step.claims):
+            return None
+        lo, hi = self._window(step)
+        run = [k for k in self._pinned_run(step, p, lo, hi, exclude=claim) if name in self.pos.env[k]]
+        if not run:
+            return None
+        first = self.pos.env[run[0]][name]
+        after = [k for k in run if self.pos.env[k][name] != first]
+        if not after:
+            return None  # no change while the step holds: judged as a plain statement
+        stated = self.last.get(name, (None, None))[0]
+        if value_key(first) == want and stated != want:
+            # It had just changed to V as the step begins ("i gets updated to 1, and result ...").
+            return Judgement(step.index, claim, CONSISTENT, self.trace.steps[run[0]].index)
+        start = after[0]
+        later = [k for k in run if k >= start]
+        for k in later:
+            if value_key(self.pos.env[k][name]) == want:
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
+        true = self.pos.env[start][name]
+        if value_key(true) is _OPAQUE:
+            return None
+        return Judgement(step.index, claim, CONTRADICTED, self.trace.steps[start].index, true,
+                         f"{name} changes to {true} here")
+
     def _next_change(self, name: str, k: int, hi: int) -> int | None:
         """Where `name` next takes another value after position k (up to hi): for "x becomes V"
         the true value is the one x changes to, not the one it had before the line ran."""
@@ -611,6 +645,11 @@ class _Judge:
         name = claim.name or ""
         if not claim.change or name not in self.last or self.last[name][0] != want:
             return None
+        p = self.anchors[step.index]
+        if p is not None and any(
+            c is not claim and c.kind == BINDING and c.name != name and self._holds_at(c, p) for c in step.claims
+        ):
+            return None  # the step's other claims place it: it is judged there
         if name in self.shape.loop_vars:
             return None  # a loop may bind its variable to an equal value: no change to see
         q = self.last[name][1]
