@@ -232,34 +232,42 @@ class Runner:
         return [(sid, [i]) for sid, idx in todo.items() for i in idx]
 
     async def _guarded(self, sem: asyncio.Semaphore, sid: str, indices: list[int]) -> None:
-        async with sem:
-            if self._abort:
-                raise _Abort()
-            try:
-                if len(indices) == 1 and self.stream:
-                    await self._one_streamed(sid, indices[0])
-                else:
-                    await self._batch(sid, indices)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - any backend failure becomes a recorded failure
-                error = describe(exc)
+        # The semaphore bounds requests in flight only: scoring and storing happen once the slot
+        # is free again, so `concurrency` requests keep the server busy all the time.
+        try:
+            prompt = self.plan.prompt_for(self.samples[sid])
+            async with sem:
                 if self._abort:
-                    # In flight when the run was stopped: the stop's reason already says why.
-                    raise _Abort() from None
-                if is_fatal(exc):
-                    self._abort = error
-                    self._fail(sid, None, error)
-                    raise _Abort() from None
-                for i in indices:
-                    self._fail(sid, i, error)
-                self._consecutive_failures += 1
-                if self._consecutive_failures >= self.max_consecutive_failures:
-                    self._abort = (f"stopped after {self._consecutive_failures} failed requests in "
-                                   f"a row (last: {error})")
-                    raise _Abort() from None
-            else:
-                self._consecutive_failures = 0
+                    raise _Abort()
+                if len(indices) == 1 and self.stream:
+                    done = await self._stream_one(sid, indices[0], prompt)
+                else:
+                    done = await self._request(indices, prompt)
+            self._commit(await self._score(sid, prompt, done))
+        except (asyncio.CancelledError, _Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any backend failure becomes a recorded failure
+            self._failed_request(sid, indices, exc)
+        else:
+            self._consecutive_failures = 0
+
+    def _failed_request(self, sid: str, indices: list[int], exc: Exception) -> None:
+        """Record a request that failed; stop the run (raise `_Abort`) when it cannot go on."""
+        error = describe(exc)
+        if self._abort:
+            # In flight when the run was stopped: the stop's reason already says why.
+            raise _Abort() from None
+        if is_fatal(exc):
+            self._abort = error
+            self._fail(sid, None, error)
+            raise _Abort() from None
+        for i in indices:
+            self._fail(sid, i, error)
+        self._consecutive_failures += 1
+        if self._consecutive_failures >= self.max_consecutive_failures:
+            self._abort = (f"stopped after {self._consecutive_failures} failed requests in "
+                           f"a row (last: {error})")
+            raise _Abort() from None
 
     def _params(self, n: int, index: int) -> Any:
         """Sampling params for one request of `n` completions starting at generation `index`.
@@ -273,10 +281,9 @@ class Runner:
             changes["seed"] = seed + index
         return replace(params, **changes)
 
-    async def _one_streamed(self, sid: str, index: int) -> None:
+    async def _stream_one(self, sid: str, index: int, prompt: Any) -> list[tuple[int, Any]]:
         from cruxtui.core.models.generate import generate_one
 
-        prompt = self.plan.prompt_for(self.samples[sid])
         prefix = getattr(prompt, "response_prefix", "")
         self.listener.on_begin(sid, index, prefix)
         comp = await generate_one(
@@ -285,21 +292,19 @@ class Runner:
             on_restart=lambda reason: self.listener.on_restart(sid, index, prefix, reason),
             index=index,
         )
-        self._commit(await self._score(sid, prompt, [(index, comp)]))
+        return [(index, comp)]
 
-    async def _batch(self, sid: str, indices: list[int]) -> None:
-        sample = self.samples[sid]
-        prompt = self.plan.prompt_for(sample)
+    async def _request(self, indices: list[int], prompt: Any) -> list[tuple[int, Any]]:
+        """One request for len(indices) completions: they arrive, and are stored, together."""
         start = time.monotonic()
         completions = await self.plan.backend.complete(
             prompt, self._params(len(indices), indices[0]), index=indices[0])
         latency = time.monotonic() - start
         if len(completions) < len(indices):
             raise RuntimeError(f"asked for {len(indices)} completions, got {len(completions)}")
-        # The n completions of one response arrive together: scored, then committed together.
         for comp in completions:
             comp.latency = latency
-        self._commit(await self._score(sid, prompt, list(zip(indices, completions, strict=False))))
+        return list(zip(indices, completions, strict=False))
 
     async def _score(self, sid: str, prompt: Any, done: list[tuple[int, Any]]) -> list[Generation]:
         """Extract and score completions (index, Completion) of one sample, in one trip to a
