@@ -39,9 +39,12 @@ def bench_all(samples: list[Sample]) -> None:
     with Sandbox() as box:
         ready = time.perf_counter()
         trace_many(items[:4], sandbox=box)  # load the job into the workers, as a running app has
-        t0 = time.perf_counter()
-        traces = trace_many(items, sandbox=box)
-        sandboxed = time.perf_counter() - t0
+        rounds = []
+        for _ in range(2):  # two rounds: on a shared machine the spread says how noisy it is
+            t0 = time.perf_counter()
+            traces = trace_many(items, sandbox=box)
+            rounds.append(time.perf_counter() - t0)
+        sandboxed = min(rounds)
         t0 = time.perf_counter()
         list(box.map(("cruxtui.core.sandbox:exec_call", {"code": c, "call": k}) for c, k, _ in items))
         plain = time.perf_counter() - t0
@@ -50,9 +53,10 @@ def bench_all(samples: list[Sample]) -> None:
         tracer.run(code, call, expected=expected)
     in_process = time.perf_counter() - t0
     steps = sum(len(t.steps) for t in traces)
-    print(f"trace all {len(items)} samples, sandboxed: {sandboxed:.2f} s (goal < 5 s)"
-          f"  [{steps:,} steps; sandbox start {ready - started:.2f} s not included]")
-    print(f"  same samples, plain exec_call in the sandbox: {plain:.2f} s  "
+    print(f"trace all {len(items)} samples, sandboxed: {sandboxed:.2f} s (goal < 5 s; rounds "
+          f"{', '.join(f'{r:.2f}' for r in rounds)} s)  [{steps:,} steps; sandbox start "
+          f"{ready - started:.2f} s not included]")
+    print(f"  same samples, plain exec_call in the sandbox: {plain:.2f} s "
           f"(tracing adds {sandboxed / plain:.2f}x)")
     print(f"  same tracing in-process, not isolated: {in_process:.2f} s")
 
@@ -96,8 +100,9 @@ async def bench_open(samples: list[Sample], runs: int = 15) -> None:
             app.pop_screen()
             await pilot.pause()
     print(f"open the Trace screen on a 1,000-step trace: median {statistics.median(opening):.0f} ms, "
-          f"max {max(opening):.0f} ms over {runs} (goal < 200 ms)")
-    print(f"  a bare screen opened the same way: median {statistics.median(bare):.0f} ms (Pilot's fixed cost)")
+          f"min {min(opening):.0f}, max {max(opening):.0f} ms over {runs} (goal < 200 ms)")
+    print(f"  a bare screen opened the same way: median {statistics.median(bare):.0f} ms, "
+          f"min {min(bare):.0f} ms (Pilot's fixed cost)")
     print(f"  jump to step 500 and render code + timeline: median {statistics.median(stepping):.1f} ms")
     print(f"  tracing that call in the sandbox: {traced * 1000:.0f} ms")
 
