@@ -23,6 +23,13 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 - `[` / `]` step to the previous / next sample in the Browse order; `Escape` goes back.
 - `s` saves the sample's failure (from the run panel's run, else the newest stored run where it failed) as a case, asking for tags and a note.
 
+## Trace
+- `t` on a sample steps through what `f` really does on its input (run in the sandbox).
+- `←` / `→` step back / forward; `↑` / `↓` go to the previous / next visit of the current line; `Home` / `End`; `:` jumps to step N.
+- Click a code line to go to its next visit; click the bar under the code to go to that step.
+- `c` traces a call you type, e.g. a model's predicted input. `●` marks variables that changed.
+- In the palette, `numsteps<100` (or `>`, `<=`, `>=`, `=`) filters Browse by step count.
+
 ## Cases
 - `C` lists the saved cases (./cases, `--cases DIR`); filter by tag, model and task.
 - `r` replays the selected case on its recorded model and reports "reproduced k/N"; `t` edits tags and note; `e` exports the list as HTML or Markdown; `o` opens its sample.
