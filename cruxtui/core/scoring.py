@@ -23,6 +23,7 @@ our comparison the two must agree and nothing extra runs; otherwise (`0 or 1`, `
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable
@@ -181,7 +182,7 @@ def _steps(sample: Sample, task: str, prediction: str) -> _Steps:
         if isinstance(plan, bool):
             official = plan
         else:
-            official = yield from _derived_official(sample, task, prediction, plan, strict)
+            official = yield from _derived_official(sample, task, prediction, strict)
     return Verdict(strict.passed, strict.kind, strict.reason, strict.produced, official)
 
 
@@ -232,8 +233,10 @@ def _expected(sample: Sample) -> _Steps:
 _EXPECTED: dict[tuple[str, str], tuple[Any]] = {}
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse(prediction: str) -> ast.Expression | str:
-    """The prediction as one expression, or why it is not one."""
+    """The prediction as one expression, or why it is not one (cached: the same text is parsed by
+    our check and by the official-verdict analysis; callers never modify the tree)."""
     if len(prediction) > MAX_PREDICTION_CHARS:
         return f"longer than {MAX_PREDICTION_CHARS:,} characters ({len(prediction):,})"
     try:
@@ -441,19 +444,47 @@ def official_prefilter(sample: Sample, task: str, prediction: str) -> bool:
     return f"f({sample.input})" in prediction
 
 
-def _official_plan(sample: Sample, task: str, prediction: str) -> bool | _Job | ast.Module:
+_SAME = "same comparison"
+
+
+def _official_plan(sample: Sample, task: str, prediction: str) -> bool | _Job | str:
     """What the official check needs: decided already (bool), its own run (the job), or, when the
-    spliced text parses to exactly our comparison, derivation from our verdict (the parsed splice)."""
+    spliced text parses to exactly our comparison, derivation from our verdict (`_SAME`)."""
     if official_prefilter(sample, task, prediction) or len(prediction) > MAX_OFFICIAL_CHARS:
         return False
+    if _binds_tighter_than_eq(sample.output) and _binds_tighter_than_eq(prediction):
+        return _SAME  # no need to parse the splice: see `_binds_tighter_than_eq`
     splice = f"assert {sample.output} == {prediction}"
     try:
         spliced = ast.parse(splice)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False  # the whole program fails to compile: an exception, so a failure
     if _same_comparison(spliced, sample.output, prediction):
-        return spliced
+        return _SAME
     return _official_job(sample, splice, spliced)
+
+
+_TIGHT = (
+    ast.Constant, ast.Name, ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
+    ast.GeneratorExp, ast.Call, ast.Attribute, ast.Subscript, ast.JoinedStr, ast.BinOp,
+)  # fmt: skip
+
+
+def _binds_tighter_than_eq(text: str) -> bool:
+    """True if `text` is one expression on one line that binds tighter than `==`.
+
+    Then `assert A == B` with both sides such texts can only parse as `Compare(A, [Eq], [B])`:
+    arithmetic, calls, subscripts, displays and unary `-`/`+`/`~` all bind tighter than comparison,
+    and `' == '` keeps the tokens apart. Tuples without brackets, `not`, `and`/`or`, `if`-`else`,
+    `lambda`, comparisons (which would chain), comments and line breaks get the full check.
+    """
+    if any(c in text for c in "\n\r\x0c#"):
+        return False
+    tree = _parse(text)
+    if isinstance(tree, str):
+        return False
+    body = tree.body
+    return isinstance(body, _TIGHT) or (isinstance(body, ast.UnaryOp) and not isinstance(body.op, ast.Not))
 
 
 def _official_job(sample: Sample, splice: str, spliced: ast.Module) -> _Job:
@@ -468,14 +499,15 @@ def _official_passed(outcome: Outcome) -> bool:
 
 
 def _derived_official(
-    sample: Sample, task: str, prediction: str, spliced: ast.Module, strict: _Strict
+    sample: Sample, task: str, prediction: str, strict: _Strict
 ) -> Generator[_Job, Outcome, bool]:
     """The official verdict of a prediction whose splice is exactly our comparison."""
     # The same evaluation, too: literals only, or (output task) the same expression evaluated next
     # to the same code. Input-task argument code ran apart from f, so not that.
     if strict.settled and (strict.literal or task == "output"):
         return strict.passed
-    outcome = yield _official_job(sample, f"assert {sample.output} == {prediction}", spliced)
+    splice = f"assert {sample.output} == {prediction}"
+    outcome = yield _official_job(sample, splice, ast.parse(splice))
     return _official_passed(outcome)
 
 
@@ -489,14 +521,23 @@ def _same_comparison(spliced: ast.Module, output: str, prediction: str) -> bool:
         return False
     if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
         return False
-    try:
-        alone = ast.parse(prediction.strip(), mode="eval").body
-        expected = ast.parse(output.strip(), mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    alone = _parse(prediction)
+    expected = _parse(output)
+    if isinstance(alone, str) or isinstance(expected, str):
         return False
-    return ast.dump(test.left) == ast.dump(expected) and ast.dump(test.comparators[0]) == ast.dump(
-        alone
-    )
+    return _same_tree(test.left, expected.body) and _same_tree(test.comparators[0], alone.body)
+
+
+def _same_tree(a: Any, b: Any) -> bool:
+    """Structural equality of two ASTs, positions ignored (what comparing `ast.dump`s says, without
+    formatting both trees as text)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.AST):
+        return all(_same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same_tree, a, b))
+    return bool(a == b)
 
 
 # --------------------------------------------------------------------------------------------
