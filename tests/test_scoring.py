@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import sys
@@ -11,6 +12,7 @@ import pytest
 from conftest import CODELLAMA_OUTPUT, REPO
 
 from cruxtui.cli import main
+from cruxtui.core import scoring
 from cruxtui.core.dataset import Dataset, Sample
 from cruxtui.core.generations import GenerationsError, check_sample_ids, load_generations
 from cruxtui.core.passk import bootstrap, mean_pass_at_k
@@ -92,6 +94,25 @@ def test_false_passes_and_false_fails_of_the_spliced_check_are_recorded(box: San
         assert verdict.official is True, trick
     extra_statement = check(TEXT, "output", "'ABC'\nimport os", box)
     assert extra_statement.kind == "unparsable" and extra_statement.official is True
+
+
+def test_shortcut_never_skips_a_splice_that_parses_differently(official: Dataset) -> None:
+    """Where the scorer skips parsing `assert OUTPUT == PREDICTION`, parsing it agrees."""
+    generations = load_generations(CODELLAMA_OUTPUT / "generations.json")
+    tricky = ["1, 2", "0 or 1", "not 1", "1 if 0 else 2", "1 == 1", "-1", "~1", "lambda: 1", "x := 1",
+              "'a' # c", "1\nimport os", "[1,\n2]", "f(1)[0]", "(1, 2)", "{1: 2}", "a.b(c)[d] ** -e",
+              "await x", "*a", "1 < 2", "'a' 'b'", "f'{1}'", "b'x'", "1 in [1]", "yield 1"]
+    checked = 0
+    for sample_id, predictions in generations.items():
+        output = official[sample_id].output
+        for prediction in [*predictions, *tricky]:
+            if scoring._binds_tighter_than_eq(output) and scoring._binds_tighter_than_eq(prediction):
+                spliced = ast.parse(f"assert {output} == {prediction}")
+                assert scoring._same_comparison(spliced, output, prediction), (sample_id, prediction)
+                checked += 1
+    assert checked > 7000
+    for prediction in ("1, 2", "0 or 1", "not 1", "1 if 0 else 2", "1 == 1", "1\nimport os", "'a' # c"):
+        assert not scoring._binds_tighter_than_eq(prediction), prediction
 
 
 def test_output_prediction_that_uses_f(box: Sandbox) -> None:
