@@ -43,8 +43,9 @@ class Bindings:
     """The tree the bindings' nodes belong to (renaming matches nodes by identity)."""
     renamable: list[Binding]
     taken: set[str]
-    """Names of all `Name` nodes that are not renamed (globals, builtins, skipped bindings,
-    attributes, keywords): a new name equal to one of these could capture or be captured."""
+    """Names of all variable-like `Name` nodes that are not renamed (globals, builtins, skipped
+    bindings, names in the input): a new name equal to one of these could capture or be captured.
+    Attribute and keyword-argument names are not here: `s.count(count)` captures nothing."""
 
 
 class _NameCollector(cst.CSTVisitor):
@@ -121,7 +122,9 @@ def find_bindings(code: str, input_text: str = "") -> Bindings:
     unrenamed: set[str] = set()
     for node in collector.names:
         name = node.value
-        if id(node) in collector.not_variables or node not in scopes:
+        if id(node) in collector.not_variables:
+            continue  # an attribute or keyword name lives in another namespace: nothing to capture
+        if node not in scopes:
             unrenamed.add(name)
             continue
         scope = resolve(node)

@@ -30,6 +30,10 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 - `c` traces a call you type, e.g. a model's predicted input. `●` marks variables that changed.
 - In the palette, `numsteps<100` (or `>`, `<=`, `>=`, `=`) filters Browse by step count.
 
+## Perturb
+- `p` on a sample opens it: pick a transform and its parameters (`N` = the N-th site; the seed picks one otherwise); the diff and the new output preview live. `Enter` or `Add` chains the step, `Ctrl+Z` drops the last.
+- `Ctrl+L` switches the diff between two columns and unified; `Ctrl+O` opens the variant as a sample, `Ctrl+T` traces it, `Ctrl+R` runs a model on original and variant side by side.
+
 ## Cases
 - `C` lists the saved cases (./cases, `--cases DIR`); filter by tag, model and task.
 - `r` replays the selected case on its recorded model and reports "reproduced k/N"; `t` edits tags and note; `e` exports the list as HTML or Markdown; `o` opens its sample.
