@@ -67,6 +67,7 @@ async def trace_reasoning(pilot: Pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     show_reasoning(pilot.app.screen, SAMPLE_0_CHAIN, "pasted")
+    await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.press("d")
     await pilot.pause()
