@@ -162,7 +162,34 @@ async def runs(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+CODELLAMA_OUTPUT = REPO.parent / "shared" / "data" / "generations" / "codellama-7b_temp0.2_output"
+
+
+async def scored(pilot: Pilot) -> None:
+    """Browse with Code Llama 7B's released output generations scored: failures only, worst first."""
+    from cruxtui.tui.scored_set import load
+
+    load(pilot.app, str(CODELLAMA_OUTPUT / "generations.json"), "output")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.press("F", "o", "o", "o", "o", "o")  # failures only; sort by the pass column
+    await pilot.pause()
+
+
+async def sample_scored(pilot: Pilot) -> None:
+    """A sample's ten generations from that set, each with its verdict and reason."""
+    from cruxtui.tui.scored_set import load
+
+    load(pilot.app, str(CODELLAMA_OUTPUT / "generations.json"), "output")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    pilot.app.open_sample("sample_85")
+    await pilot.pause()
+
+
 SHOTS: dict[str, Drive] = {
+    "scored": scored,
+    "sample-scored": sample_scored,
     "run-panel": run_panel,
     "runs": runs,
     "perturb": perturb,
