@@ -244,3 +244,16 @@ def test_becomes_in_a_pinned_step_long_trace() -> None:
     assert align_text(chain, tr).first_divergence is None
     div = align_text(chain.replace("i = 6, so total becomes 9", "i = 6, so total becomes 3"), tr).first_divergence
     assert div is not None and div.step == 6 and div.true_value == "9"
+
+
+def test_cli_text_report_with_answer_tags(official) -> None:  # noqa: ANN001
+    """The text report shows the model's words as they are (no Rich markup from "[ANSWER]")."""
+    chain = ("text_list = ['b', 'c', 'k', 's', 'r', 'u', 't'].\n"
+             "[ANSWER]\nassert f('bcksrut', 'q') == 'bcksrut'\n[/ANSWER]\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "cruxtui.cli", "align", "sample_3", "--cot", "-", "--dataset", str(CRUXEVAL_JSONL)],
+        input=chain, capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "[/ANSWER]" in out.stdout and "First divergence" in out.stdout
+    assert "true value is 'bcksrutq'" in out.stdout

@@ -69,14 +69,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_report(sid: str, call: str, why: str, tr, result) -> None:  # noqa: ANN001
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
+    # Chains, calls and values are the model's text: never read them as Rich markup ("[ANSWER]").
     console = Console(highlight=False, soft_wrap=False)
-    console.print(f"[bold]{sid}[/]  traced {call} ({why}); {tr.ended}")
+    console.print(f"[bold]{escape(sid)}[/]  traced {escape(call)} ({escape(why)}); {escape(tr.ended)}")
     if result.chain.problems:
         for problem in result.chain.problems:
-            console.print(f"[yellow]scratchpad {problem}[/]")
+            console.print(Text(f"scratchpad {problem}", style="yellow"))
     table = Table(show_lines=False, expand=False)
     table.add_column("#", justify="right")
     table.add_column("trace", justify="right")
@@ -93,7 +95,7 @@ def _print_report(sid: str, call: str, why: str, tr, result) -> None:  # noqa: A
             if j.verdict == "contradicted":
                 cell.append(f"  (true: {j.true_value})", style="red")
         pos = result.positions[step.index]
-        table.add_row(str(step.index), "" if pos is None else str(pos), step.text, cell)
+        table.add_row(str(step.index), "" if pos is None else str(pos), Text(step.text), cell)
     console.print(table)
     c = result.counts()
     console.print(f"{c['consistent']} consistent, {c['contradicted']} contradicted, "
@@ -102,7 +104,7 @@ def _print_report(sid: str, call: str, why: str, tr, result) -> None:  # noqa: A
     if div is None:
         console.print("[green]No divergence found[/]: no claim contradicts the execution.")
     else:
-        console.print(
-            f"[bold red]First divergence[/] at reasoning step {div.step} (trace step {div.trace_step}): "
-            f"{div.claim.text!r} claims {div.claim.value}, but the true value is {div.true_value}."
-        )
+        line = Text("First divergence", style="bold red")
+        line.append(f" at reasoning step {div.step} (trace step {div.trace_step}): {div.claim.text!r} "
+                    f"claims {div.claim.value}, but the true value is {div.true_value}.")
+        console.print(line)
