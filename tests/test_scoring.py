@@ -143,6 +143,16 @@ def test_input_verdicts_and_reasons(box: Sandbox) -> None:
     assert check(TEXT, "input", "f(str('abc'))", box).passed
 
 
+def test_expected_output_that_is_not_a_literal(box: Sandbox) -> None:
+    computed = Sample("c", "def f(a):\n    return {a}", "1", "set([1])")
+    assert check(computed, "output", "{1}", box).passed
+    assert check(computed, "input", "f(1)", box).passed
+    broken = Sample("b", "def f(a):\n    return a", "1", "nope(1)")
+    verdict = check(broken, "output", "1", box)
+    assert verdict.kind == "exception" and "expected output cannot be evaluated: NameError" in verdict.reason
+    assert verdict.official is False
+
+
 def test_check_rejects_an_unknown_task() -> None:
     with pytest.raises(ValueError, match="task"):
         check(TEXT, "both", "'ABC'")

@@ -7,7 +7,8 @@ How a prediction is judged (never by splicing its text into source):
   expression is evaluated in the sandbox next to the sample's code and must come back as plain
   builtin data. Using `f` at all is refused (`calls_f`): the task is to predict its value.
 - Input task: the prediction must be a bare call `f(...)`. Literal arguments go straight to a
-  sandbox child that runs `f` (trusted benchmark code) on them. Arguments containing code are first
+  sandbox child that runs `f` (trusted benchmark code) on them; so does a "pure" call (operators on
+  literals and calls of `f` only, nothing that could tamper). Arguments containing code are first
   evaluated in one child (hostile code can only change the arguments), then `f` runs on the
   resulting plain data in a second, clean child, so frame tricks or forged result pipes cannot fake
   a pass.
@@ -28,7 +29,6 @@ import json
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 from cruxtui.core import values
@@ -125,7 +125,7 @@ class _Job:
     batchable: bool = False
     """Trusted or pure work that may share a child with other such jobs."""
 
-    @cached_property
+    @functools.cached_property
     def key(self) -> str:
         """Identical jobs (same function, same plain payload) run once per batch."""
         return json.dumps([self.name, values.encode(self.payload)], separators=(",", ":"))
@@ -212,22 +212,22 @@ class _Strict:
     if its spliced source parses to the same comparison, must reach the same result."""
 
 
-def _expected(sample: Sample) -> _Steps:
-    """The expected output as plain data (a literal in the benchmark; evaluated if it is not)."""
+def _expected(sample: Sample) -> Generator[_Job, Outcome, tuple[Any] | _Strict]:
+    """The expected output as plain data, in a 1-tuple (a literal in the benchmark; evaluated next
+    to the code if it is not), or the failing verdict every prediction gets if it cannot be had."""
     cached = _EXPECTED.get((sample.code, sample.output))
     if cached is not None:
-        return cached[0]  # type: ignore[no-any-return]
-    try:
-        value = ast.literal_eval(sample.output)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return cached
+    parsed = _parse(sample.output)
+    literal = None if isinstance(parsed, str) else _literal(parsed)
+    if literal is None:
         outcome = yield _Job(EXEC_CALL, {"code": sample.code, "call": sample.output})
         if not outcome.ok:
-            raise ValueError(
-                f"{sample.id}: the expected output cannot be evaluated: {outcome.error}"
-            ) from None
-        value = outcome.value
-    _EXPECTED[(sample.code, sample.output)] = (value,)
-    return value
+            reason = f"the expected output cannot be evaluated: {outcome.error or outcome.status}"
+            return _Strict(False, "exception", reason, settled=True)
+        literal = (outcome.value,)
+    _EXPECTED[(sample.code, sample.output)] = literal
+    return literal
 
 
 _EXPECTED: dict[tuple[str, str], tuple[Any]] = {}
@@ -297,7 +297,10 @@ def _output_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _
         return _Strict(False, "unparsable", tree)
     if _uses_f(tree):
         return _Strict(False, "calls_f", "uses f instead of stating the value f returns")
-    expected = yield from _expected(sample)
+    found = yield from _expected(sample)
+    if isinstance(found, _Strict):
+        return found
+    expected = found[0]
     literal = _literal(tree)
     if literal is not None:
         return _compare(expected, literal[0], literal=True)
@@ -317,7 +320,10 @@ def _input_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _S
     call = tree.body
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "f"):
         return _Strict(False, "not_a_call", "not a bare call f(...)")
-    expected = yield from _expected(sample)
+    found = yield from _expected(sample)
+    if isinstance(found, _Strict):
+        return found
+    expected = found[0]
     arguments = _literal_arguments(call)
     if arguments is not None:
         args, kwargs = arguments
