@@ -168,7 +168,7 @@ class _Worker:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
         self._out = self.proc.stdout.fileno()
-        self._buffer = b""
+        self._buffer = bytearray()  # grows in place: a 64 MB result must not be copied per read
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -195,8 +195,8 @@ class _Worker:
             if len(self._buffer) >= _HEADER.size:
                 (size,) = _HEADER.unpack_from(self._buffer)
                 if len(self._buffer) >= _HEADER.size + size:
-                    blob = self._buffer[_HEADER.size : _HEADER.size + size]
-                    self._buffer = self._buffer[_HEADER.size + size :]
+                    blob = bytes(self._buffer[_HEADER.size : _HEADER.size + size])
+                    del self._buffer[: _HEADER.size + size]
                     return json.loads(blob)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
