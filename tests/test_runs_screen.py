@@ -227,3 +227,37 @@ def test_snapshot_runs_screen(snap_compare, starter, tmp_path, utc) -> None:
 
     assert snap_compare(make_app(starter, tmp_path / "runs.sqlite"), terminal_size=SIZE,
                         run_before=run_before)
+
+
+async def test_stream_follows_new_text_only_when_at_the_bottom() -> None:
+    from textual.app import App, ComposeResult
+
+    class StreamApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield GenerationStream()
+
+    def gen(index: int, text: str) -> Generation:
+        return Generation(sample_id="s", index=index, raw=text, answer="1", kind="pass",
+                          passed=True, reason="matches the expected output")
+
+    app = StreamApp()
+    async with app.run_test(size=(60, 16)) as pilot:
+        stream = app.query_one(GenerationStream)
+        for i in range(4):
+            stream.begin("s", i, "[ANSWER]\n")
+            stream.finish(gen(i, "line\n" * 6))
+        stream.begin("s", 4)
+        for _ in range(40):
+            stream.append("s", 4, "more text ")
+            await pilot.pause(0.01)
+        await pilot.pause(0.2)
+        assert stream.max_scroll_y > 0 and stream.is_vertical_scroll_end, "follows while at the bottom"
+
+        stream.scroll_home(animate=False)
+        await pilot.pause()
+        for _ in range(20):
+            stream.append("s", 4, "even more ")
+        stream.finish(gen(4, "line\n" * 12))
+        await pilot.pause(0.2)
+        assert stream.scroll_offset.y == 0, "scrolled up by the user: new text must not pull the view"
+        assert "line" in stream.card("s", 4).text
