@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -245,3 +246,25 @@ def test_cli_errors_are_one_line(tmp_path) -> None:
         result = cli(*args)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert result.stderr.count("\n") == 1 and needle in result.stderr, result.stderr
+
+
+def test_replaying_the_papers_generations_reproduces_its_scores(tmp_path, official) -> None:
+    """The paper's Code Llama generations replayed through the whole runner (prompts, extraction,
+    scoring, store) give the benchmark's own pass@1 and pass@5."""
+    import os
+
+    from conftest import CODELLAMA_OUTPUT, CRUXEVAL_JSONL
+
+    config = Path(os.environ["CRUXTUI_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(
+        f'[endpoints.paper]\nbackend = "replay"\npath = "{CODELLAMA_OUTPUT / "generations.json"}"\n',
+        encoding="utf-8")
+    result = cli("run", "--endpoint", "paper", "-n", "10", "--dataset", str(CRUXEVAL_JSONL),
+                 "--store", str(tmp_path / "runs.sqlite"), "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    scored = json.loads((CODELLAMA_OUTPUT / "scored.json").read_text())
+    assert summary["generations"] == 8000 and summary["failed"] == 0
+    assert summary["pass@1"] == pytest.approx(scored["pass_at_1"])
+    assert summary["pass@5"] == pytest.approx(scored["pass_at_5"])
