@@ -172,7 +172,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=REPO, timeout=120)
 
 
-def test_cli_run_export_import_compare_roundtrip(tmp_path) -> None:
+def test_cli_run_export_import_compare_roundtrip(tmp_path, capsys) -> None:
     from cruxtui.core.dataset import load_dataset
     from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
 
@@ -195,27 +195,33 @@ def test_cli_run_export_import_compare_roundtrip(tmp_path) -> None:
     assert again["run_id"] == summary["run_id"] and again["stored_before"] == 48
     assert again["pass@1"] == summary["pass@1"]
 
-    listed = [json.loads(line) for line in cli("runs", "--store", store, "--json").stdout.splitlines()]
+    def cruxtui(*args: str) -> str:
+        """The other commands in this process (fast): stdout, after checking the exit status."""
+        from cruxtui.cli import main
+
+        capsys.readouterr()
+        assert main(list(args)) == 0
+        return capsys.readouterr().out
+
+    listed = [json.loads(line) for line in cruxtui("runs", "--store", store, "--json").splitlines()]
     assert [r["id"] for r in listed] == [summary["run_id"]]
     assert listed[0]["spec"]["model"] == "fake-model" and listed[0]["params"]["n"] == 4
     assert listed[0]["pass_at_1"] == pytest.approx(summary["pass@1"])
 
     out = tmp_path / "generations.json"
-    assert cli("export", summary["run_id"][:6], "--out", str(out), "--store", store).returncode == 0
+    cruxtui("export", summary["run_id"][:6], "--out", str(out), "--store", store)
     exported = json.loads(out.read_text())
     assert sorted(exported) == sorted(ids.split(",")) and all(len(v) == 4 for v in exported.values())
 
     # The exported answers imported back as a replay run score the same, sample by sample.
-    result = cli("runs", "--import", str(out), "--task", "output", "--name", "again", "--store", store)
-    assert result.returncode == 0, result.stderr
-    imported = [r for r in (json.loads(x) for x in cli("runs", "--store", store, "--json").stdout.splitlines())
+    cruxtui("runs", "--import", str(out), "--task", "output", "--name", "again", "--store", store)
+    imported = [r for r in (json.loads(x) for x in cruxtui("runs", "--store", store, "--json").splitlines())
                 if r["spec"]["backend"] == "replay"]
     assert len(imported) == 1 and imported[0]["generations"] == 48
-    cmp = json.loads(cli("compare", summary["run_id"], imported[0]["id"], "--store", store,
-                         "--json").stdout)
+    cmp = json.loads(cruxtui("compare", summary["run_id"], imported[0]["id"], "--store", store, "--json"))
     assert cmp["shared_samples"] == 12 and cmp["disagreements"] == []
     assert cmp["pass_at_1_a"] == pytest.approx(cmp["pass_at_1_b"])
-    text = cli("compare", summary["run_id"], imported[0]["id"], "--store", store).stdout
+    text = cruxtui("compare", summary["run_id"], imported[0]["id"], "--store", store)
     assert "12 samples in common" in text and "95% CI" in text
 
 
