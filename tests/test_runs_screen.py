@@ -261,3 +261,22 @@ async def test_stream_follows_new_text_only_when_at_the_bottom() -> None:
         await pilot.pause(0.2)
         assert stream.scroll_offset.y == 0, "scrolled up by the user: new text must not pull the view"
         assert "line" in stream.card("s", 4).text
+
+
+async def test_form_starts_with_the_configs_default_endpoint(starter, server, tmp_path) -> None:
+    import os
+
+    config = Path(os.environ["CRUXTUI_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(
+        f'default = "lab"\n[endpoints.lab]\nbase_url = "{server.url}"\nmodel = "fake-model"\n',
+        encoding="utf-8")
+    app = make_app(starter, tmp_path / "runs.sqlite")
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await open_run_panel(pilot, n=1)
+        assert panel.query_one("#run-endpoint", Input).value == "lab"
+        panel.query_one("#run-go").press()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [c.verdict is not None for c in panel.query_one(GenerationStream).cards] == [True]

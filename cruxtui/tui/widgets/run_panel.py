@@ -67,6 +67,18 @@ def freeze_heap() -> None:
     gc.freeze()
 
 
+def _default_endpoint() -> str:
+    """The `default` endpoint named in config.toml, to start the form with ("" if none or the
+    file is unreadable; a run then reports the file's problem)."""
+    from cruxtui.core.models.base import ModelError
+    from cruxtui.core.models.endpoints import load_endpoints
+
+    try:
+        return load_endpoints()[1] or ""
+    except ModelError:
+        return ""
+
+
 def looks_like_url(text: str) -> bool:
     """`http://...`, `localhost:8000`, `10.0.0.5:8000/v1`: a base URL rather than an endpoint name."""
     return "://" in text or "/" in text or (":" in text and text.rsplit(":", 1)[1][:1].isdigit())
@@ -85,7 +97,7 @@ class RunPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         options = self.crux.options
-        endpoint = getattr(options, "endpoint", None) or getattr(options, "base_url", None) or ""
+        endpoint = getattr(options, "endpoint", None) or _default_endpoint()
         with Horizontal(classes="run-row"):
             yield Input(endpoint, placeholder="endpoint name or base URL", id="run-endpoint")
             yield Input(getattr(options, "model", None) or "", placeholder="model", id="run-model")
