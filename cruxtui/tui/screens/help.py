@@ -21,7 +21,7 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 
 ## Sample
 - `[` / `]` step to the previous / next sample in the Browse order; `Escape` goes back.
-- `s` saves the sample's failure (from the run panel's run, else the newest stored run where it failed) as a case, asking for tags and a note.
+- `s` saves the sample's failure as a case, asking for tags and a note: from the run panel's run, else the generations listed (`--generations`), else the newest stored run where it failed.
 
 ## Trace
 - `t` on a sample steps through what `f` really does on its input (run in the sandbox).
