@@ -280,3 +280,23 @@ async def test_form_starts_with_the_configs_default_endpoint(starter, server, tm
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert [c.verdict is not None for c in panel.query_one(GenerationStream).cards] == [True]
+
+
+async def test_retries_show_in_the_status_line(starter, endpoint, server, tmp_path) -> None:
+    from cruxtui.testing.fake_openai import Fault
+
+    server.add_faults(Fault("rate_limit", retry_after=1.0))
+    app = make_app(starter, tmp_path / "runs.sqlite", endpoint)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await open_run_panel(pilot, n=1)
+        panel.query_one("#run-go").press()
+        seen = ""
+        for _ in range(100):
+            await pilot.pause(0.02)
+            seen = str(panel.query_one("#run-status").render())
+            if seen.startswith("retry"):
+                break
+        assert seen.startswith("retry 1 in 1.0s:") and "rate limiting" in seen
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "1/1 new" in str(panel.query_one("#run-status").render())

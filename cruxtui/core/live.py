@@ -18,7 +18,8 @@ class LiveRunError(Exception):
 
 def open_backend(*, endpoint: str | None = None, base_url: str | None = None,
                  model: str | None = None, api: str | None = None, api_key: str | None = None,
-                 timeout: float | None = None, retries: int | None = None) -> tuple[Any, Any]:
+                 timeout: float | None = None, retries: int | None = None,
+                 on_retry: Callable[[Any, int, float], None] | None = None) -> tuple[Any, Any]:
     """The backend (and resolved `Endpoint`) from a named endpoint in config.toml, flags and the
     environment; `ModelError` with a user-facing message when they do not add up."""
     from cruxtui.core.models import RetryPolicy, make_backend
@@ -28,7 +29,7 @@ def open_backend(*, endpoint: str | None = None, base_url: str | None = None,
                                 api_key=api_key, timeout=timeout)
     retry = RetryPolicy(attempts=retries + 1) if retries is not None else None
     backend = make_backend(resolved.spec, api_key=resolved.api_key, timeout=resolved.timeout,
-                           retry=retry)
+                           retry=retry, on_retry=on_retry)
     return backend, resolved
 
 
@@ -39,7 +40,8 @@ def warm_up() -> None:
     from cruxtui.core.models import openai_compat  # noqa: F401
 
 
-def _prepare(store: RunStore, dataset: Dataset, settings: dict[str, Any], backend: Any) -> tuple[Any, Any, Any]:
+def _prepare(store: RunStore, dataset: Dataset, settings: dict[str, Any], backend: Any,
+             listener: RunListener) -> tuple[Any, Any, Any]:
     """Backend, stored run and plan for `settings`. Blocking (imports `openai`, reads config, opens
     the run): the live run calls it in a thread so the TUI keeps painting meanwhile."""
     warm_up()
@@ -51,7 +53,8 @@ def _prepare(store: RunStore, dataset: Dataset, settings: dict[str, Any], backen
             backend, _ = open_backend(
                 endpoint=settings.get("endpoint"), base_url=settings.get("base_url"),
                 model=settings.get("model"), api=settings.get("api"),
-                timeout=settings.get("timeout"))
+                timeout=settings.get("timeout"),
+                on_retry=lambda exc, attempt, wait: listener.on_retry(exc.message, attempt, wait))
     except ModelError as exc:
         raise LiveRunError(exc.message) from None
     mode = settings["mode"]
@@ -79,7 +82,8 @@ async def live_run(
     """Run `settings` (endpoint/base_url/model/task/mode/n/temperature/seed) on one sample,
     streaming. Generations this configuration already stored for the sample are passed to
     `show_stored` first and not requested again."""
-    backend, info, plan = await asyncio.to_thread(_prepare, store, dataset, settings, backend)
+    backend, info, plan = await asyncio.to_thread(_prepare, store, dataset, settings, backend,
+                                                  listener)
     try:
         if show_stored is not None:
             for gen in store.generations(info.id, sample.id):

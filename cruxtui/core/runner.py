@@ -88,6 +88,9 @@ class RunListener:
 
     def on_generation(self, gen: Generation) -> None: ...
 
+    def on_retry(self, error: str, attempt: int, wait: float) -> None:
+        """A request failed and will be retried after `wait` seconds (live runs report these)."""
+
     def on_failure(self, sample_id: str, index: int | None, error: str) -> None: ...
 
     def on_progress(self, progress: Progress) -> None: ...

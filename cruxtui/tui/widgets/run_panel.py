@@ -58,6 +58,10 @@ class _PanelListener(RunListener):
     def on_progress(self, progress: Progress) -> None:
         self.panel.show_progress(progress)
 
+    def on_retry(self, error: str, attempt: int, wait: float) -> None:
+        self.panel.query_one("#run-status", Static).update(
+            f"retry {attempt} in {wait:.1f}s: {error}")
+
 
 def freeze_heap() -> None:
     """Exclude everything alive now (dataset, Textual, the `openai` client's modules) from the
