@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from cruxtui.core.case_build import cases_from_run  # noqa: E402
-from cruxtui.core.cases import CaseError, load_case, save_case  # noqa: E402
+from cruxtui.core.cases import CaseError, case_path, load_case, save_case  # noqa: E402
 from cruxtui.core.dataset import load_dataset  # noqa: E402
 from cruxtui.core.run_import import import_generations  # noqa: E402
 from cruxtui.core.runs import RunStore  # noqa: E402
@@ -69,9 +69,8 @@ def main() -> int:
         case.tags, case.note = tags, note
         case.origin = case.origin.replace(f"run {run.id}", f"released CRUXEval generations "
                                           f"{GENERATIONS.parent.name}/{GENERATIONS.name}")
-        target = out / f"{case.case_id}.json"
         with contextlib.suppress(CaseError):  # a new case keeps its fresh creation time
-            case.created = load_case(target).created
+            case.created = load_case(case_path(case, out)).created
         print(save_case(case, out).relative_to(REPO), f"failed {case.failures}/{len(case.generations)}")
     for why in made.skipped:
         print("skipped", why)

@@ -102,6 +102,21 @@ def test_file_name_is_stable_and_ignores_tags_and_note(tmp_path: Path) -> None:
     assert again.created == a.created
 
 
+def test_a_save_never_overwrites_another_case(tmp_path: Path) -> None:
+    """Were two cases to share the 8-digit hash (or a broken file sit on the name), the new case
+    gets a longer hash instead of overwriting; saving it again finds its own file."""
+    a, b = make_case(note="a"), make_case("sample_12", note="b")
+    squatter = tmp_path / f"{a.case_id}.json"
+    squatter.write_text(b.dumps())
+    first = save_case(a, tmp_path)
+    assert first.name == f"{a.stem(12)}.json" and load_case(squatter).note == "b"
+    assert save_case(make_case(note="a again"), tmp_path) == first
+    assert load_case(first).note == "a again"
+    broken = tmp_path / f"{b.case_id}.json"
+    broken.write_text("{")
+    assert save_case(b, tmp_path).name == f"{b.stem(12)}.json" and broken.read_text() == "{"
+
+
 def test_model_never_holds_a_key(tmp_path: Path) -> None:
     data = make_case().to_json()
     data["model"]["api_key"] = "sk-secret"

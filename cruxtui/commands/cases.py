@@ -313,7 +313,7 @@ def run_from_run(args: argparse.Namespace) -> int:
     from cruxtui.commands.common import open_dataset
     from cruxtui.commands.runs import open_store
     from cruxtui.core.case_build import cases_from_run
-    from cruxtui.core.cases import CaseError, cases_dir, load_case, merge_tags, save_case
+    from cruxtui.core.cases import CaseError, case_path, cases_dir, load_case, merge_tags, save_case
     from cruxtui.core.runs import RunStoreError
 
     try:
@@ -331,7 +331,7 @@ def run_from_run(args: argparse.Namespace) -> int:
     folder = cases_dir(getattr(args, "cases", None))
     new = updated = 0
     for case in result.cases:
-        existing = folder / f"{case.case_id}.json"
+        existing = case_path(case, folder)
         if existing.exists():
             # Saved before: keep its curation (tags, note, created), add the new tags.
             try:

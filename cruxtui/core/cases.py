@@ -165,7 +165,10 @@ class FailureCase:
     @property
     def case_id(self) -> str:
         """Stable file stem: `<sample>--<model>--<hash8>`, safe on every file system."""
-        return f"{_slug(self.sample_id)}--{_slug(self.model.model)}--{self.fingerprint[:8]}"
+        return self.stem(8)
+
+    def stem(self, digits: int) -> str:
+        return f"{_slug(self.sample_id)}--{_slug(self.model.model)}--{self.fingerprint[:digits]}"
 
     @property
     def name(self) -> str:
@@ -434,11 +437,26 @@ def save_case(case: FailureCase, folder: str | os.PathLike[str] | None = None) -
 
     Atomic (temp file, fsync, rename): a kill mid-save leaves the old file or the new one.
     """
-    target = case.path if case.path is not None and folder is None else (
-        cases_dir(folder) / f"{case.case_id}.json")
+    target = case.path if case.path is not None and folder is None else case_path(case, cases_dir(folder))
     atomic_write_text(target, case.dumps())
     case.path = target
     return target
+
+
+def case_path(case: FailureCase, folder: Path) -> Path:
+    """Where `save_case(case, folder)` writes: `<case_id>.json`, unless another case (a hash
+    prefix clash, or an unreadable file) holds that name, then a longer hash, so a save never
+    overwrites a different case. If the returned file exists, it holds this same case."""
+    for digits in (8, 12, 16, 64):
+        path = folder / f"{case.stem(digits)}.json"
+        if not path.exists():
+            return path
+        try:
+            if load_case(path).fingerprint == case.fingerprint:
+                return path
+        except CaseError:
+            pass
+    raise CaseError(folder / f"{case.case_id}.json", "every name for this case is taken by another file")
 
 
 def case_files(folder: str | os.PathLike[str]) -> list[Path]:

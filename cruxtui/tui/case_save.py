@@ -12,7 +12,15 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from cruxtui.core.cases import CaseError, FailureCase, cases_dir, load_case, merge_tags, save_case
+from cruxtui.core.cases import (
+    CaseError,
+    FailureCase,
+    case_path,
+    cases_dir,
+    load_case,
+    merge_tags,
+    save_case,
+)
 from cruxtui.core.dataset import Sample
 from cruxtui.tui.screens.case_form import CaseFormScreen
 
@@ -49,7 +57,7 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
                    title="Save case", severity="warning")
         return None
     folder = case_folder(app)
-    existing = _existing(folder / f"{draft.case_id}.json")
+    existing = _existing(case_path(draft, folder))
     summary = (f"{draft.sample_id} · {draft.task}/{draft.mode} · {draft.model.model}\n"
                f"failed {draft.failures} of {len(draft.generations)} response(s)"
                + ("\n(already saved: this updates it)" if existing else ""))
