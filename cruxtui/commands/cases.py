@@ -220,9 +220,8 @@ def _edit(args: argparse.Namespace, **changes: Any) -> int:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"{case.path}: cannot write ({exc.strerror or exc})") from None
-    print(f"{updated.name}: tags {', '.join(updated.tags) or '(none)'}; note "
-          f"{updated.note.splitlines()[0]!r}" if updated.note else
-          f"{updated.name}: tags {', '.join(updated.tags) or '(none)'}; no note")
+    note = repr(updated.note.splitlines()[0]) if updated.note else "(none)"
+    print(f"{updated.name}: tags {', '.join(updated.tags) or '(none)'}; note {note}")
     return 0
 
 

@@ -254,7 +254,8 @@ class _Reader:
         return CaseError(self.path, problem)
 
     def get(self, obj: dict[str, Any], key: str, types: tuple[type, ...], where: str,
-            default: Any = ..., ) -> Any:
+            default: Any = ...) -> Any:
+        """`obj[key]` checked against `types`; `default` (if given) when the key is absent."""
         name = f"{where}.{key}" if where else key
         if key not in obj:
             if default is ...:
