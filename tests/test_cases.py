@@ -418,6 +418,14 @@ def test_cli_list_show_tag_note_export(tmp_path: Path, capsys: pytest.CaptureFix
     edited = load_case(a)
     assert edited.tags == ["paper"] and edited.note == "Seen in the paper."
 
+    save_case(make_case("sample_1", ["x"]), folder)
+    assert main(["cases", "show", "sample_1", "--json"]) == 0  # a sample id, not a name prefix
+    assert json.loads(capsys.readouterr().out)["sample_id"] == "sample_1"
+    assert main(["cases", "show", "sample_1", "--json", "--cases", str(folder)]) == 0
+    capsys.readouterr()
+    save_case(make_case("sample_1", ["x"], model="m9"), folder)
+    assert main(["cases", "show", "sample_1"]) == 2
+    assert "'sample_1' matches 2 cases" in capsys.readouterr().err
     assert main(["cases", "show", "nothing-like-this"]) == 2
     assert "no case matches 'nothing-like-this'" in capsys.readouterr().err
     assert main(["cases", "show", "zz-broken"]) == 2
@@ -430,7 +438,7 @@ def test_cli_list_show_tag_note_export(tmp_path: Path, capsys: pytest.CaptureFix
     assert list(parser.articles) == [a.stem]
     out_md = tmp_path / "g.md"
     assert main(["cases", "export", "--markdown", str(out_md), "--cases", str(folder)]) == 0
-    assert out_md.read_text().count("### ") == 2
+    assert out_md.read_text().count("### ") == 4
     assert main(["cases", "export", "--markdown", str(out_md), "--tag", "nope"]) == 2
 
 

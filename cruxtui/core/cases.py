@@ -503,13 +503,16 @@ def load_paths(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[FailureCas
 
 
 def find_case(cases: Iterable[FailureCase], ref: str) -> FailureCase:
-    """A case by file name, stem, or unique stem prefix (what people type)."""
+    """A case by file name, stem, sample id (when one case has it) or unique stem prefix."""
     pool = list(cases)
     stem = Path(ref).name.removesuffix(".json")
     exact = [c for c in pool if c.name == stem]
     if exact:
         return exact[0]
-    hits = [c for c in pool if c.name.startswith(stem)]
+    of_sample = [c for c in pool if c.sample_id == stem]
+    if len(of_sample) == 1:
+        return of_sample[0]
+    hits = of_sample or [c for c in pool if c.name.startswith(stem)]
     if len(hits) == 1:
         return hits[0]
     if not hits:
