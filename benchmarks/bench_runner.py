@@ -13,7 +13,8 @@
    and a probe coroutine on the app's event loop measures how late each 5 ms tick wakes up.
    Goal: no stall > 100 ms.
 
-Usage: python benchmarks/bench_runner.py [--dataset cruxeval.jsonl] [--concurrency 16] [--rounds 2]
+Usage: python benchmarks/bench_runner.py [--dataset cruxeval.jsonl] [--concurrency 8] [--rounds 3]
+(8 is `cruxtui run`'s default concurrency.)
 """
 
 from __future__ import annotations
@@ -165,8 +166,8 @@ def stream_lag(dataset: Dataset) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dataset", default=str(DEFAULT_DATASET))
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     dataset = load_dataset(args.dataset, offline=True)
     print(f"dataset: {len(dataset)} samples from {dataset.location}; n={N}; server latency "
