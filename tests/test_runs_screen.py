@@ -300,3 +300,21 @@ async def test_retries_show_in_the_status_line(starter, endpoint, server, tmp_pa
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert "1/1 new" in str(panel.query_one("#run-status").render())
+
+
+async def test_unreadable_store_is_a_notification(starter, tmp_path) -> None:
+    bad = tmp_path / "runs.sqlite"
+    bad.write_bytes(b"not a database" * 200)
+    app = make_app(starter, bad, "http://127.0.0.1:9/v1")
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await open_run_panel(pilot, n=1)
+        panel.query_one("#run-model", Input).value = "m"
+        panel.query_one("#run-go").press()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("escape", "R")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert len(errors) == 2 and all("cannot open the run store" in m for m in errors)

@@ -1,7 +1,7 @@
 """The run panel on the Sample screen: run a model on this sample and watch each generation stream in.
 
-The form takes an endpoint (a name from config.toml, or a base URL) and a model, the task, mode, n
-and temperature. The run goes through the same runner and store as `cruxtui run`, inside a Textual
+The form takes an endpoint (a name from config.toml, or a base URL) and a model, the task, mode, n,
+temperature and seed. The run goes through the same runner and store as `cruxtui run`, inside a Textual
 worker on the app's event loop; scoring runs in a thread, so streamed text keeps flowing while
 verdicts are computed. Generations already stored for this configuration are shown, not requested.
 """
@@ -169,15 +169,15 @@ class RunPanel(Vertical):
     @work(exclusive=True, group="live-run")
     async def run_model(self, sample: Sample, settings: dict[str, Any]) -> RunSummary | None:
         from cruxtui.core.live import LiveRunError, live_run
+        from cruxtui.core.runs import RunStoreError
 
-        store = app_store(self.crux)
         stream = self.query_one(GenerationStream)
         try:
             summary = await live_run(
-                store, self.crux.dataset, sample, settings,
+                app_store(self.crux), self.crux.dataset, sample, settings,
                 listener=_PanelListener(self), show_stored=stream.finish,
             )
-        except LiveRunError as exc:
+        except (LiveRunError, RunStoreError) as exc:
             self.query_one("#run-status", Static).update(f"failed: {exc}")
             self.notify(str(exc), title="Run failed", severity="error", timeout=10)
             return None
@@ -192,7 +192,8 @@ class RunPanel(Vertical):
         shown = p.done + p.stored_before
         eta = p.eta
         parts = [f"{p.done}/{p.total} new",
-                 f"eta {eta:.0f}s" if eta and p.done < p.total else "", f"{p.stored_before} stored before" if p.stored_before else "",
+                 f"eta {eta:.0f}s" if eta and p.done < p.total else "",
+                 f"{p.stored_before} stored before" if p.stored_before else "",
                  f"{p.failed} failed" if p.failed else "",
                  f"pass@1 {100 * p.pass1:.0f}%" if shown else ""]
         self.query_one("#run-status", Static).update(" · ".join(x for x in parts if x))
