@@ -8,8 +8,10 @@ receives plain data and returns plain data; code is compiled with `dont_inherit=
 from __future__ import annotations
 
 import ast
+import functools
 import signal
 import time
+import types
 from typing import Any
 
 from cruxtui.core import values
@@ -17,9 +19,16 @@ from cruxtui.core import values
 CAPTURE = "__cruxtui_capture_arguments__"
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled(code: str) -> types.CodeType:
+    """Compiled once per child: executing the same code object again still makes fresh functions
+    with fresh default values, exactly like compiling the text anew."""
+    return compile(code, "<code>", "exec", dont_inherit=True)
+
+
 def _run_code(code: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {}
-    exec(compile(code, "<code>", "exec", dont_inherit=True), namespace)
+    exec(_compiled(code), namespace)
     return namespace
 
 
