@@ -127,7 +127,9 @@ async def _run(args: argparse.Namespace, store: Any, backend: Any, dataset: Any,
         info, plan = prepare_run(store, backend, dataset_digest=dataset.digest, task=args.task,
                                  mode=args.mode, style=style, params=params)
         samples = {sid: dataset[sid] for sid in ids}
-        with ProgressListener(f"{info.id} {backend.spec.model} {args.task}/{args.mode}") as listener:
+        title = (f"run {info.id}: {backend.spec.model} {args.task}/{args.mode} n={params.n}"
+                 f" t={params.temperature:g}")
+        with ProgressListener(title) as listener:
             runner = Runner(plan, store, samples, concurrency=concurrency, listener=listener)
             return await runner.run(ids)
     finally:
