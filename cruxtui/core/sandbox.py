@@ -37,7 +37,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from itertools import count
 from pathlib import Path
@@ -319,17 +319,30 @@ class Sandbox:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
         executor = self._executor
-        pending: deque[Future[Outcome]] = deque()
+        work = iter(items)
+        pending: deque[Future[Outcome]] = deque()  # submitted, in order, not yet yielded
+        running: set[Future[Outcome]] = set()  # submitted and not finished
         window = self.workers * 4
         try:
-            for item in items:
-                job, payload = item[0], item[1]
-                own = item[2] if len(item) > 2 else None  # type: ignore[misc]
-                pending.append(executor.submit(self.run, job, payload, own or limits))
-                if len(pending) >= window:
+            while True:
+                # Keep every worker busy even while the oldest check (say a 3 s timeout) holds up
+                # the in-order output: only unfinished checks count against the window.
+                while len(running) < window:
+                    item = next(work, None)
+                    if item is None:
+                        break
+                    own = item[2] if len(item) > 2 else None  # type: ignore[misc]
+                    future = executor.submit(self.run, item[0], item[1], own or limits)
+                    pending.append(future)
+                    running.add(future)
+                if not pending:
+                    return
+                if pending[0].done():
+                    running.discard(pending[0])
                     yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
+                    continue
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                running -= finished
         finally:
             for future in pending:
                 future.cancel()
