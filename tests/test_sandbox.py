@@ -135,6 +135,9 @@ def test_a_killed_worker_is_replaced_and_its_check_fails() -> None:
         assert outcome.status == "crashed" and "worker" in outcome.error
         assert fresh.run(EXEC, {"code": "", "call": "6 * 7"}).value == 42
         assert fresh.pids != [victim]
+        # The killed worker could not clean up; its replacement removed the leftovers.
+        for folder in (Path("/dev/shm"), Path(os.environ.get("TMPDIR", "/tmp"))):
+            assert list(folder.glob(f"cruxtui-sandbox-{victim}-*")) == []
 
 
 @pytest.mark.skipif(not AS_ROOT_ON_LINUX, reason="kernel-level isolation (private uid) needs root on Linux")

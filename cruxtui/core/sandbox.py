@@ -477,9 +477,9 @@ def _worker_main(config: dict[str, Any]) -> None:
     _preload(importlib)
     uid: int | None = config.get("uid")
     shm = "/dev/shm"  # tmpfs: creating and emptying the work dir costs microseconds, not ms
-    base = tempfile.mkdtemp(
-        prefix=f"cruxtui-sandbox-{os.getpid()}-", dir=shm if os.access(shm, os.W_OK) else None
-    )
+    folder = shm if os.access(shm, os.W_OK) else tempfile.gettempdir()
+    _remove_stale_bases(folder)
+    base = tempfile.mkdtemp(prefix=f"{_BASE_PREFIX}{os.getpid()}-", dir=folder)
     os.chmod(base, 0o711)
     workdir = os.path.join(base, "work")
     jobs: dict[str, Callable[[Any], Any]] = {}
@@ -506,6 +506,31 @@ def _worker_main(config: dict[str, Any]) -> None:
             _send(replies, answer)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+_BASE_PREFIX = "cruxtui-sandbox-"
+
+
+def _remove_stale_bases(folder: str) -> None:
+    """Remove the folders of workers that died without cleaning up (SIGKILLed with their parent)."""
+    import shutil
+
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(_BASE_PREFIX):
+            continue
+        pid = entry.name[len(_BASE_PREFIX) :].partition("-")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue  # alive (someone else's)
 
 
 def _resolve(job: str, importlib: Any) -> Callable[[Any], Any]:
