@@ -577,6 +577,7 @@ def _run_one(
 ) -> dict[str, Any]:
     """Fork one child for one check, supervise it, clean up everything it left. Returns the answer."""
     _fresh_workdir(workdir, uid)
+    stamps = _folder_stamps() if uid is not None else {}
     result_r, result_w = os.pipe()
     output_r, output_w = os.pipe()
     pid = os.fork()
@@ -599,7 +600,7 @@ def _run_one(
         _kill_everything(pid)
         _empty_dir(workdir)
         if uid is not None:
-            _sweep_files_of(uid)
+            _sweep_files_of(uid, stamps)
     answer["elapsed"] = time.monotonic() - start
     return answer
 
@@ -752,12 +753,30 @@ def _children() -> list[int]:
         return []
 
 
-def _sweep_files_of(uid: int) -> None:
-    """Remove whatever the check's private uid left in world-writable folders."""
+def _folder_stamps() -> dict[str, int]:
+    """Modification times of the world-writable folders (a new entry changes its folder's).
+
+    Timestamps are coarse (a few ms), so a folder changed in the last 100 ms gets no stamp: it is
+    listed after the check whatever happens."""
+    stamps = {}
+    now = time.time_ns()
+    for folder in _SWEEP_DIRS:
+        with contextlib.suppress(OSError):
+            stamp = os.stat(folder).st_mtime_ns
+            if now - stamp > 100_000_000:
+                stamps[folder] = stamp
+    return stamps
+
+
+def _sweep_files_of(uid: int, stamps: dict[str, int]) -> None:
+    """Remove whatever the check's private uid left in world-writable folders (only folders whose
+    modification time moved during the check are listed: usually none)."""
     import shutil
 
     for folder in _SWEEP_DIRS:
         try:
+            if os.stat(folder).st_mtime_ns == stamps.get(folder):
+                continue
             entries = list(os.scandir(folder))
         except OSError:
             continue
