@@ -30,7 +30,7 @@ import official_reference  # noqa: E402
 
 from cruxtui.core.dataset import load_dataset  # noqa: E402
 from cruxtui.core.generations import load_generations  # noqa: E402
-from cruxtui.core.sandbox import Sandbox  # noqa: E402
+from cruxtui.core.sandbox import Limits, Sandbox  # noqa: E402
 from cruxtui.core.scoring import score_generations  # noqa: E402
 
 SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
@@ -75,6 +75,14 @@ def measure(task: str, generations: dict[str, list[str]], dataset, rows, baselin
         f"pass@5 official {scored.pass_at(5, official=True):.4f}  strict {scored.pass_at(5):.4f}"
     )
     print(f"verdict kinds: {dict(scored.kinds().most_common())}")
+    timeouts = scored.kinds()["timeout"]
+    if timeouts:
+        floor = timeouts * Limits().timeout / (os.cpu_count() or 1)
+        print(
+            f"{timeouts} predictions run into the benchmark's 3 s limit (both scorers wait it out): "
+            f"a floor of ~{floor:.1f} s on {os.cpu_count()} cores, so at most "
+            f"{extrapolated / floor:.0f}x is possible on this file"
+        )
     print()
     return speedup
 
