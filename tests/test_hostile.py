@@ -50,6 +50,9 @@ OUTPUT_CASES = [
     ("{9: 9} if 0 else 1", "wrong", "got 1"),
     ("f('abc')", "calls_f", "uses f"),
     ("f(*'abc'[:3])", "calls_f", "uses f"),
+    ("globals()['f']('abc')", "exception", "KeyError"),
+    ("eval('f')('abc')", "exception", "NameError"),
+    ("__import__('sys')._getframe(1).f_globals.get('f', str)('abc')", "wrong", "got 'abc'"),
 ]
 
 
@@ -102,7 +105,12 @@ def test_hostile_output_prediction_fails_safely(box: Sandbox, prediction: str, k
 
 def test_spliced_false_passes_are_recorded(box: Sandbox) -> None:
     """The benchmark's own check would pass these; the verdict says so in `official`."""
-    for prediction in ("0 or 1", "{9: 9} if 0 else 1", "type('E', (), {'__eq__': lambda s, o: True})()"):
+    for prediction in (
+        "0 or 1",
+        "{9: 9} if 0 else 1",
+        "type('E', (), {'__eq__': lambda s, o: True})()",
+        "globals()['f']('abc')",  # runs f: the spliced program has it, our evaluation does not
+    ):
         verdict = check(SAMPLE, "output", prediction, box)
         assert not verdict.passed and verdict.official is True, prediction
 

@@ -4,8 +4,9 @@ How a prediction is judged (never by splicing its text into source):
 
 - It is length-capped and parsed on its own with `ast` as one expression.
 - Output task: a literal is compared in this (trusted) process without running anything. Any other
-  expression is evaluated in the sandbox next to the sample's code and must come back as plain
-  builtin data. Using `f` at all is refused (`calls_f`): the task is to predict its value.
+  expression is evaluated in the sandbox, without the sample's code (so `f` is out of reach), and
+  must come back as plain builtin data. Naming `f` at all is refused (`calls_f`): the task is to
+  predict its value.
 - Input task: the prediction must be a bare call `f(...)`. Literal arguments go straight to a
   sandbox child that runs `f` (trusted benchmark code) on them; so does a "pure" call (operators on
   literals and calls of `f` only, nothing that could tamper). Arguments containing code are first
@@ -182,7 +183,7 @@ def _steps(sample: Sample, task: str, prediction: str) -> _Steps:
         if isinstance(plan, bool):
             official = plan
         else:
-            official = yield from _derived_official(sample, task, prediction, strict)
+            official = yield from _derived_official(sample, prediction, strict)
     return Verdict(strict.passed, strict.kind, strict.reason, strict.produced, official)
 
 
@@ -274,7 +275,7 @@ def _compare(expected: Any, produced: Any, literal: bool, call: str | None = Non
     )
 
 
-def _failure(outcome: Outcome, context: str) -> _Strict:
+def _failure(outcome: Outcome, context: str, literal: bool = False) -> _Strict:
     """A sandbox outcome that is not a value, as a verdict. `context` says what was running."""
     kind = {"bad_result": "bad_value"}.get(outcome.status, outcome.status)
     settled = outcome.status in ("exception", "timeout")
@@ -284,7 +285,7 @@ def _failure(outcome: Outcome, context: str) -> _Strict:
         reason = f"{context} gave something that is not plain data: {outcome.error}"
     else:
         reason = f"{context}: {outcome.error}"
-    return _Strict(False, kind, reason, settled=settled)
+    return _Strict(False, kind, reason, literal=literal, settled=settled)
 
 
 def _uses_f(tree: ast.AST) -> bool:
@@ -304,13 +305,16 @@ def _output_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _
     literal = _literal(tree)
     if literal is not None:
         return _compare(expected, literal[0], literal=True)
-    if _pure(tree):
+    pure = _pure(tree)
+    if pure:
         outcome = yield _Job(EVAL_PURE, {"code": sample.code, "call": prediction.strip()}, batchable=True)
     else:
-        outcome = yield _Job(EXEC_CALL, {"code": sample.code, "call": prediction.strip()})
+        # Evaluated without the sample's code: `f` must not be reachable at all (not by name, which
+        # is `calls_f` above, nor through `globals()`, `eval` and the like).
+        outcome = yield _Job(EXEC_CALL, {"code": "", "call": prediction.strip()})
     if not outcome.ok:
-        return _failure(outcome, "the prediction")
-    return _compare(expected, outcome.value, literal=False)
+        return _failure(outcome, "the prediction", literal=pure)
+    return _compare(expected, outcome.value, literal=pure)
 
 
 def _input_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _Strict]:
@@ -504,13 +508,12 @@ def _official_passed(outcome: Outcome) -> bool:
     return outcome.ok and outcome.value is True
 
 
-def _derived_official(
-    sample: Sample, task: str, prediction: str, strict: _Strict
-) -> Generator[_Job, Outcome, bool]:
+def _derived_official(sample: Sample, prediction: str, strict: _Strict) -> Generator[_Job, Outcome, bool]:
     """The official verdict of a prediction whose splice is exactly our comparison."""
-    # The same evaluation, too: literals only, or (output task) the same expression evaluated next
-    # to the same code. Input-task argument code ran apart from f, so not that.
-    if strict.settled and (strict.literal or task == "output"):
+    # The same evaluation, too: literals, or operators on literals (and calls of f in the input
+    # task), which evaluate alike anywhere. Other code ran apart from f (input-task arguments) or
+    # without the sample's code (output task), so the spliced program itself must run.
+    if strict.settled and strict.literal:
         return strict.passed
     splice = f"assert {sample.output} == {prediction}"
     outcome = yield _official_job(sample, splice, ast.parse(splice))
