@@ -100,16 +100,6 @@ class Verdict:
             "official": self.official,
         }
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Verdict:
-        return cls(
-            passed=bool(data["passed"]),
-            kind=str(data["kind"]),
-            reason=str(data["reason"]),
-            produced=data.get("produced"),
-            official=data.get("official"),
-        )
-
     @property
     def disagrees(self) -> bool:
         """True where the benchmark's spliced check would have judged differently."""
