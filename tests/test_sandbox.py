@@ -145,10 +145,10 @@ def test_kernel_limits_hold_without_the_python_guard(tmp_path: Path) -> None:
     """With the audit hook off, the kernel alone still stops forks, kills, and stray files."""
     unguarded = Limits(timeout=1.5, python_guard=False)
     with Sandbox(workers=1, limits=unguarded) as raw:
-        uids = raw.uids
-        assert uids
         fork = raw.run(EXEC, {"code": "import os", "call": "[os.fork() for _ in range(50)]"})
         assert fork.status == "exception" and "BlockingIOError" in fork.error
+        uids = raw.uids  # as the worker confirmed it with the first check
+        assert uids and os.getuid() not in uids
         parent = raw.run(EXEC, {"code": "import os", "call": "os.kill(os.getppid(), 9)"})
         assert parent.status == "exception" and "PermissionError" in parent.error
         group = raw.run(EXEC, {"code": "import os", "call": "os.killpg(0, 9)"})
@@ -164,6 +164,16 @@ def test_kernel_limits_hold_without_the_python_guard(tmp_path: Path) -> None:
         assert read.status == "exception" and "PermissionError" in read.error
         assert raw.run(EXEC, {"code": "", "call": "1 + 1"}).value == 2
         assert processes_of(uids) == []
+
+
+@pytest.mark.skipif(not AS_ROOT_ON_LINUX, reason="uid switching needs root on Linux")
+def test_uid_switch_is_probed_before_use() -> None:
+    """Where the private uid cannot be taken (unmapped in a user namespace, say), the worker runs
+    its checks without it instead of crashing every one."""
+    from cruxtui.core.sandbox import SANDBOX_UID_BASE, _can_switch_to
+
+    assert _can_switch_to(SANDBOX_UID_BASE + 49)
+    assert not _can_switch_to(-1)
 
 
 def test_refuses_python_dash_o() -> None:

@@ -149,7 +149,8 @@ class _Worker:
 
     def __init__(self) -> None:
         self.uid = _sandbox_uid()
-        """The private uid its checks run as (None: not root on Linux, no uid switch)."""
+        """The private uid its checks run as (None: not root on Linux, or the switch is not
+        allowed here); confirmed by the worker with every check."""
         config = {"path": [p for p in sys.path if p], "uid": self.uid}
         boot = (
             "import sys, json; cfg = json.loads(sys.argv[1]); sys.path[:] = cfg['path'];"
@@ -185,6 +186,7 @@ class _Worker:
             if started.get("event") == "error":
                 raise SandboxError(str(started.get("error")))
             child = int(started["pid"])
+            self.uid = started.get("uid")
             return self._read(time.monotonic() + limits.timeout + _WORKER_GRACE)
         except _WorkerLost:
             self.kill(child)
@@ -476,6 +478,8 @@ def _worker_main(config: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _preload(importlib)
     uid: int | None = config.get("uid")
+    if uid is not None and not _can_switch_to(uid):
+        uid = None  # e.g. root in a user namespace where that uid is not mapped
     shm = "/dev/shm"  # tmpfs: creating and emptying the work dir costs microseconds, not ms
     folder = shm if os.access(shm, os.W_OK) else tempfile.gettempdir()
     _remove_stale_bases(folder)
@@ -509,6 +513,21 @@ def _worker_main(config: dict[str, Any]) -> None:
 
 
 _BASE_PREFIX = "cruxtui-sandbox-"
+
+
+def _can_switch_to(uid: int) -> bool:
+    """Whether a child may become `uid` here (a probe child tries; checks would crash otherwise)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - probe child
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def _remove_stale_bases(folder: str) -> None:
@@ -592,7 +611,7 @@ def _run_one(
     os.close(result_w)
     os.close(output_w)
     try:
-        _send(replies, {"event": "started", "pid": pid})
+        _send(replies, {"event": "started", "pid": pid, "uid": uid})
         answer = _supervise(pid, result_r, output_r, limits, start)
     finally:
         os.close(result_r)
