@@ -92,11 +92,9 @@ def test_behaviour_preserving_variants_keep_the_output_on_all_samples(
     results = verify(preserving, box, Limits(timeout=3.0))  # a busy machine must not fail this
     rejected = [(r.id, r.kind, r.reason) for r in results if isinstance(r, Rejection)]
     assert rejected == []
-    # The output text equals the benchmark's, except where the sandbox itself computes the
-    # original differently from the benchmark file (as root, the confined child cannot load some
-    # codecs: sample_621, see test_trace); such a parent's variants match its sandboxed run.
+    # Every variant's output text equals the benchmark's recorded output for its parent.
     differ = {v.parent_id for v in results if isinstance(v, Variant) and v.sample.output != official[v.parent_id].output}
-    assert differ <= {"sample_621"}
+    assert differ == set()
 
 
 def _attrs_and_keywords(code: str) -> tuple[Counter[str], Counter[str]]:
