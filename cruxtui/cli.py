@@ -15,7 +15,12 @@ from cruxtui import __version__
 
 # Subcommand modules under cruxtui.commands; each defines `register(subparsers) -> None`
 # and sets `func=` on its parser. Order here is the order in `--help`.
-COMMANDS = ("samples", "download", "cases", "run", "runs", "compare", "export", "align", "trace", "score", "perturb")
+COMMANDS = (
+    "samples", "download",                    # the data
+    "score", "trace", "align",                # judging and explaining
+    "run", "runs", "compare", "export",       # live models and stored runs
+    "perturb", "cases",                       # variants and the failure gallery
+)
 
 
 class CliError(Exception):
