@@ -124,7 +124,7 @@ def test_replay_endpoint(config: Path) -> None:
         ("[endpoints.a]\nmodel = 'm'\ntimeout = 'slow'", "timeout must be a number"),
         ("[endpoints.a]\nmodel = 'm'\napi = 'chatty'", "unknown api 'chatty'"),
         ("[endpoints.a]\nmodel = 'm'\nbackend = 'tgi'", "unknown backend 'tgi'"),
-        ("[endpoints.a]\nbase_url = 'http://x'", "no model given: pass --model NAME or set model in [endpoints.a]"),
+        ("[endpoints.a]\nbase_url = 'http://x'", "no model name given (the model field, or --model NAME) or set model in [endpoints.a]"),
         ("[endpoints.a]\nmodel = 'm'\nconcurrency = 0", "concurrency must be a positive integer"),
         ("[endpoints.a]\nbackend = 'replay'", "needs a generations file"),
     ],

@@ -135,7 +135,7 @@ def resolve_endpoint(
         chosen_model = chosen_model or Path(chosen_path).parent.name or Path(chosen_path).stem
     if not chosen_model:
         hint = f" or set model in [endpoints.{name}]" if name else ""
-        raise ModelError("config", f"no model given: pass --model NAME{hint}")
+        raise ModelError("config", f"no model name given (the model field, or --model NAME){hint}")
 
     chosen_url = None
     key = None
