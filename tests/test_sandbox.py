@@ -68,6 +68,38 @@ def test_map_keeps_order_and_runs_in_parallel(box: Sandbox) -> None:
     assert time.monotonic() - start < 6 * 0.2  # two workers: ~0.6 s, never the serial 1.2 s
 
 
+def test_a_slow_check_drops_to_the_lowest_priority_and_a_quick_one_does_not(box: Sandbox) -> None:
+    """A check still running after a moment is reniced, so quick checks on the other workers
+    keep the CPU while it waits out its wall-clock limit; its result is unaffected."""
+    code = (
+        "import os, time\n"
+        "def f(wait):\n"
+        "    before = os.getpriority(os.PRIO_PROCESS, 0)\n"
+        "    time.sleep(wait)\n"
+        "    return before, os.getpriority(os.PRIO_PROCESS, 0)"
+    )
+    slow = box.run("cruxtui.core.sandbox:exec_call", {"code": code, "call": "f(0.6)"})
+    quick = box.run("cruxtui.core.sandbox:exec_call", {"code": code, "call": "f(0)"})
+    assert (slow.status, slow.value) == ("ok", (0, 19))
+    assert (quick.status, quick.value) == ("ok", (0, 0))
+
+
+def test_slow_checks_wait_out_their_limits_side_by_side() -> None:
+    """Default workers outnumber the cores, so several endless loops time out together rather
+    than one core-sized wave after another."""
+    with Sandbox() as many:
+        assert many.workers >= 2 * min(4, os.cpu_count() or 1)
+        loops = min(many.workers, 4)
+        t0 = time.monotonic()
+        outcomes = list(many.map(
+            [("cruxtui.core.sandbox:exec_call", {"code": "def f():\n    while True: pass", "call": "f()"})] * loops,
+            limits=Limits(timeout=1.0),
+        ))
+        elapsed = time.monotonic() - t0
+    assert [o.status for o in outcomes] == ["timeout"] * loops
+    assert elapsed < 1.0 * 2  # one wave of 1 s limits, not loops / cores waves
+
+
 def test_failures_have_statuses_and_reasons(box: Sandbox) -> None:
     assert run(box, "1/0").error == "ZeroDivisionError: division by zero"
     assert run(box, "1/0").status == "exception"
