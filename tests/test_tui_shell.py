@@ -130,6 +130,8 @@ async def test_starter_set_opens_with_notice() -> None:
         assert rows(app) == len(dataset) >= 30
         messages = [n.message for n in app._notifications]
         assert any("cruxtui download" in m for m in messages)
+        status = str(app.screen.query_one("#browse-status").render())
+        assert "starter set, not CRUXEval" in status and "cruxtui download" in status
 
 
 async def test_quit_cleanly(official: Dataset) -> None:

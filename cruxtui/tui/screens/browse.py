@@ -12,6 +12,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
+from cruxtui.core.dataset import Source
 from cruxtui.core.search import SampleIndex
 from cruxtui.tui.app import BrowseStateChanged
 from cruxtui.tui.columns import Column
@@ -127,8 +128,12 @@ class BrowseScreen(Screen[None]):
         shown = len(self.visible_ids)
         filters = ", ".join(self.crux.extra_filters) or "none"
         sort = f"{self._sort_key}{' (reversed)' if self._reverse else ''}"
+        source = self.crux.dataset.source.value
+        if self.crux.dataset.source is Source.STARTER:
+            # The toast fades; this line keeps saying it is not the benchmark.
+            source = "starter set, not CRUXEval: `cruxtui download` or --dataset for all 800"
         self.query_one("#browse-status", Static).update(
-            f"{shown} of {total} shown · filters: {filters} · sort: {sort} · {self.crux.dataset.source.value}"
+            Text(f"{shown} of {total} shown · filters: {filters} · sort: {sort} · {source}")
         )
 
     # Events --------------------------------------------------------------------------------
