@@ -372,6 +372,18 @@ def test_download_wrong_file_keeps_an_existing_cache(server: LocalServer, offici
     assert _cache_files() == [cached.name]
 
 
+def test_download_too_large_stops_reading_and_writes_nothing(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cruxtui.core.dataset as dataset_module
+
+    monkeypatch.setattr(dataset_module, "MAX_DOWNLOAD_BYTES", 1000)
+    server.routes["/huge"] = b"x" * 5000
+    with pytest.raises(DownloadError, match="larger than .*nothing saved"):
+        download_official(server.url("/huge"))
+    assert _cache_files() == []
+
+
 def test_download_cut_short_writes_nothing(server: LocalServer) -> None:
     with pytest.raises(DownloadError, match="download failed .*IncompleteRead"):
         download_official(server.url("/cut-short"))

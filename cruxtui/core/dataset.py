@@ -39,6 +39,9 @@ OFFICIAL_URL = (
 )
 OFFICIAL_SHA256 = "8368b81047dc5014e4caf5a2f97604eff7644e0ecd7415e3ceeb184bbc2e0c96"
 OFFICIAL_SIZE = 800
+MAX_DOWNLOAD_BYTES = 16 * 2**20
+"""The official file is ~187 KB; a wrong address serving something huge is cut off here, not
+read into memory."""
 
 REQUIRED_FIELDS = ("id", "code", "input", "output")
 
@@ -273,7 +276,7 @@ def download_official(url: str | None = None, dest: Path | None = None, timeout:
     dest = dest or cached_official_path()
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - https or test URL
-            data = resp.read()
+            data = resp.read(MAX_DOWNLOAD_BYTES + 1)
     except urllib.error.HTTPError as exc:
         raise DownloadError(f"download failed: HTTP {exc.code} from {url}") from None
     except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
@@ -282,6 +285,11 @@ def download_official(url: str | None = None, dest: Path | None = None, timeout:
         raise DownloadError(f"download failed ({reason}) from {url}") from None
     except ValueError as exc:  # "unknown url type", invalid URL
         raise DownloadError(f"download failed: bad URL {url!r} ({exc})") from None
+    if len(data) > MAX_DOWNLOAD_BYTES:
+        raise DownloadError(
+            f"download from {url} is larger than {MAX_DOWNLOAD_BYTES // 2**20} MiB, far more than "
+            "the benchmark file; stopped reading, nothing saved"
+        )
     digest = hashlib.sha256(data).hexdigest()
     if digest != OFFICIAL_SHA256:
         raise DownloadError(
