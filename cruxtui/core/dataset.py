@@ -266,6 +266,23 @@ class DownloadError(Exception):
     """The official file could not be fetched or did not verify; nothing was written."""
 
 
+def _read_bounded(resp: http.client.HTTPResponse, limit: int) -> bytes:
+    """Read the body in chunks until its end or `limit` bytes; a body that ends before its
+    Content-Length is an IncompleteRead (a bounded `read(n)` alone would return it silently)."""
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        chunk = resp.read(min(1 << 16, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    missing = getattr(resp, "length", None)  # bytes the Content-Length still promises
+    if total < limit and missing:
+        raise http.client.IncompleteRead(b"".join(chunks), missing)
+    return b"".join(chunks)
+
+
 def download_official(url: str | None = None, dest: Path | None = None, timeout: float = 10.0) -> Path:
     """Fetch the official JSONL, verify its SHA-256, and only then move it into the cache.
 
@@ -276,7 +293,7 @@ def download_official(url: str | None = None, dest: Path | None = None, timeout:
     dest = dest or cached_official_path()
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - https or test URL
-            data = resp.read(MAX_DOWNLOAD_BYTES + 1)
+            data = _read_bounded(resp, MAX_DOWNLOAD_BYTES + 1)
     except urllib.error.HTTPError as exc:
         raise DownloadError(f"download failed: HTTP {exc.code} from {url}") from None
     except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
