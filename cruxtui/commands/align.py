@@ -7,6 +7,7 @@ import json
 import sys
 
 from cruxtui.cli import CliError, add_dataset_option
+from cruxtui.core.textfile import UnreadableFile, read_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,16 +31,9 @@ def _read_cot(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        raise CliError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise CliError(f"{path}: is a directory, expected a text file") from None
-    except UnicodeDecodeError as exc:
-        raise CliError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
+        return read_text(path, "a text file with the chain of thought")
+    except UnreadableFile as exc:
+        raise CliError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from typing import Any
 
 from cruxtui import __version__
 from cruxtui.core.atomic import atomic_write_text
+from cruxtui.core.textfile import UnreadableFile, read_text
 
 SCHEMA_VERSION = 1
 """Bump when a field changes meaning or becomes required; readers refuse newer files."""
@@ -411,15 +412,9 @@ def load_case(path: str | os.PathLike[str]) -> FailureCase:
     """Read and validate one case file; every problem is a `CaseError` naming the file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CaseError(p, "file not found") from None
-    except IsADirectoryError:
-        raise CaseError(p, "is a directory, expected a case file") from None
-    except UnicodeDecodeError as exc:
-        raise CaseError(p, f"not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise CaseError(p, exc.strerror or str(exc)) from None
+        text = read_text(p, "a case file")
+    except UnreadableFile as exc:
+        raise CaseError(p, exc.problem) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from cruxtui.core.atomic import atomic_write_bytes
 from cruxtui.core.paths import cache_dir
+from cruxtui.core.textfile import UnreadableFile, read_text
 
 DATASET_ENV = "CRUXTUI_DATASET"
 """Environment variable naming a JSONL dataset file (used when `--dataset` is not given)."""
@@ -183,15 +184,9 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Sample]:
     p = Path(path)
     try:
         # utf-8-sig: a byte-order mark (some Windows editors add one) is not a JSON error.
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DatasetError(p, None, "file not found") from None
-    except IsADirectoryError:
-        raise DatasetError(p, None, "is a directory, expected a JSONL file") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(p, None, f"not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise DatasetError(p, None, exc.strerror or str(exc)) from None
+        text = read_text(p, "a JSONL file", encoding="utf-8-sig")
+    except UnreadableFile as exc:
+        raise DatasetError(p, None, exc.problem) from None
     # Split on "\n" only: str.splitlines() also breaks at U+2028, U+0085 etc., which JSON allows
     # unescaped inside strings, and would then report a valid file as broken (and miscount lines).
     return parse_jsonl(text.split("\n"), str(p))

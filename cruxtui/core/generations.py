@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 from cruxtui.core.atomic import atomic_write_text
 from cruxtui.core.dataset import Dataset
+from cruxtui.core.textfile import UnreadableFile, read_text
 
 Generations = dict[str, list[str]]
 
@@ -33,15 +33,9 @@ class GenerationsError(Exception):
 def load_generations(path: str | os.PathLike[str]) -> Generations:
     """Read a generations file, or the `raw_generations` of a scored file, checking every entry."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GenerationsError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise GenerationsError(path, None, "is a folder, not a generations JSON file") from None
-    except UnicodeDecodeError as exc:
-        raise GenerationsError(path, None, f"not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise GenerationsError(path, None, f"cannot be read: {exc.strerror or exc}") from None
+        text = read_text(path, "a generations JSON file")
+    except UnreadableFile as exc:
+        raise GenerationsError(path, None, exc.problem) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
