@@ -497,6 +497,18 @@ def _store_failing_run(dataset: object, sample_id: str, raws: list[tuple[str, st
         return info.id
 
 
+async def _open_case_form(app: object, pilot: object) -> None:
+    """Press `s` and wait for the tags/note form (the failure is looked up in a worker)."""
+    from cruxtui.tui.screens.case_form import CaseFormScreen
+
+    await pilot.press("s")  # type: ignore[attr-defined]
+    for _ in range(50):
+        await pilot.pause(0.1)  # type: ignore[attr-defined]
+        if isinstance(app.screen, CaseFormScreen):  # type: ignore[attr-defined]
+            break
+    assert isinstance(app.screen, CaseFormScreen)  # type: ignore[attr-defined]
+
+
 async def test_cases_screen_lists_filters_shows_edits_exports(gallery: Path, official: object) -> None:
     from textual.widgets import DataTable, Input, Select, Static
 
@@ -584,12 +596,7 @@ async def test_s_on_sample_screen_saves_the_failure(gallery: Path, official: obj
         await pilot.press("escape")
         app.open_sample("sample_0")
         await pilot.pause()
-        await pilot.press("s")
-        for _ in range(50):
-            await pilot.pause(0.1)
-            if isinstance(app.screen, CaseFormScreen):
-                break
-        assert isinstance(app.screen, CaseFormScreen)
+        await _open_case_form(app, pilot)
         await pilot.press(*"counting", "space", *"sort", "enter")
         await pilot.press(*"Counts each 1 as 3.")
         assert app.screen.query_one("#case-note", Input).value == "Counts each 1 as 3."
@@ -865,7 +872,6 @@ async def test_s_saves_from_the_scored_generations_file(gallery: Path, official:
     from textual.widgets import Input
 
     from cruxtui.tui.app import CruxApp
-    from cruxtui.tui.screens.case_form import CaseFormScreen
     from tests.conftest import CODELLAMA_OUTPUT
 
     released = json.loads((CODELLAMA_OUTPUT / "generations.json").read_text())
@@ -879,12 +885,7 @@ async def test_s_saves_from_the_scored_generations_file(gallery: Path, official:
         await app.workers.wait_for_complete()
         app.open_sample("sample_14")
         await pilot.pause()
-        await pilot.press("s")
-        for _ in range(50):
-            await pilot.pause(0.1)
-            if isinstance(app.screen, CaseFormScreen):
-                break
-        assert isinstance(app.screen, CaseFormScreen)
+        await _open_case_form(app, pilot)
         app.screen.query_one("#case-tags", Input).value = "whitespace"
         await pilot.press("ctrl+s")
         await app.workers.wait_for_complete()
@@ -921,7 +922,6 @@ async def test_s_saves_a_variant_made_on_the_perturb_screen(gallery: Path, offic
 
     from cruxtui.core.perturb import make_variant, parse_spec
     from cruxtui.tui.app import CruxApp
-    from cruxtui.tui.screens.case_form import CaseFormScreen
 
     variant = make_variant(official["sample_12"], [parse_spec("rename:anonymize")])  # type: ignore[index]
     _store_failing_run(official, variant.id, [("[ANSWER]\nassert f(1) == 'x'\n[/ANSWER]", "'x'", False)])
@@ -930,12 +930,7 @@ async def test_s_saves_a_variant_made_on_the_perturb_screen(gallery: Path, offic
         app.variants[variant.id] = variant  # as the Perturb screen registers it
         app.open_sample(variant.id)
         await pilot.pause()
-        await pilot.press("s")
-        for _ in range(50):
-            await pilot.pause(0.1)
-            if isinstance(app.screen, CaseFormScreen):
-                break
-        assert isinstance(app.screen, CaseFormScreen)
+        await _open_case_form(app, pilot)
         app.screen.query_one("#case-tags", Input).value = "renamed"
         await pilot.press("ctrl+s")
         await app.workers.wait_for_complete()
