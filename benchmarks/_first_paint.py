@@ -10,7 +10,7 @@ import sys
 
 
 def main() -> None:
-    from cruxtui.core.dataset import load_dataset
+    from cruxtui.core.data.dataset import load_dataset
     from cruxtui.tui.app import CruxApp
     from cruxtui.tui.widgets.sample_table import SampleTable
 

@@ -38,13 +38,64 @@ sys.path.insert(0, str(REPO))
 
 HELD_OUT = ("E", "F")
 FAMILIES = ("A", "B", "C", "D", "E", "F")
-ORD = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-       "eleventh", "twelfth"]
-METHODS = ("removeprefix", "removesuffix", "rfind", "find", "index", "rindex", "replace", "strip",
-           "lstrip", "rstrip", "split", "rsplit", "partition", "rpartition", "capitalize", "title",
-           "swapcase", "pop", "insert", "count", "join", "center", "ljust", "rjust", "zfill", "upper",
-           "lower", "startswith", "endswith", "sort", "reverse", "extend", "append", "remove", "get",
-           "setdefault", "update", "popitem", "format", "casefold", "expandtabs", "translate")
+ORD = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+]
+METHODS = (
+    "removeprefix",
+    "removesuffix",
+    "rfind",
+    "find",
+    "index",
+    "rindex",
+    "replace",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "split",
+    "rsplit",
+    "partition",
+    "rpartition",
+    "capitalize",
+    "title",
+    "swapcase",
+    "pop",
+    "insert",
+    "count",
+    "join",
+    "center",
+    "ljust",
+    "rjust",
+    "zfill",
+    "upper",
+    "lower",
+    "startswith",
+    "endswith",
+    "sort",
+    "reverse",
+    "extend",
+    "append",
+    "remove",
+    "get",
+    "setdefault",
+    "update",
+    "popitem",
+    "format",
+    "casefold",
+    "expandtabs",
+    "translate",
+)
 
 
 def shared_data() -> Path:
@@ -106,9 +157,15 @@ def events_of(code: str, trace: Any) -> list[Event] | None:
         if prev_line is not None:
             if prev_line in conds and st.event == "line":
                 body, test = conds[prev_line]
-                out.append(Event("cond", line=prev_line, value=st.line == body,
-                                 src=ast.get_source_segment(code, test) or "",
-                                 shown=_substitute(test, code, prev_locals)))
+                out.append(
+                    Event(
+                        "cond",
+                        line=prev_line,
+                        value=st.line == body,
+                        src=ast.get_source_segment(code, test) or "",
+                        shown=_substitute(test, code, prev_locals),
+                    )
+                )
             if single is not None and prev_line == single.lineno and st.event == "line":
                 if st.line == single.body[0].lineno:
                     iters += 1
@@ -121,8 +178,15 @@ def events_of(code: str, trace: Any) -> list[Event] | None:
                 v = _lit(loc[name])
                 if v is _NOLIT:
                     return None
-                out.append(Event("bind", line=prev_line, name=name, value=v,
-                                 src=lines[prev_line - 1].strip() if prev_line <= len(lines) else ""))
+                out.append(
+                    Event(
+                        "bind",
+                        line=prev_line,
+                        name=name,
+                        value=v,
+                        src=lines[prev_line - 1].strip() if prev_line <= len(lines) else "",
+                    )
+                )
         if st.event == "return":
             v = _lit(trace.return_repr)
             if v is _NOLIT:
@@ -176,39 +240,67 @@ def nm(name: str, fam: str) -> str:
 
 BIND = {
     "A": ["{n} is now {v}.", "{n} becomes {v}.", "So {n} = {v}.", "Now {n} is {v}."],
-    "B": ["After line {line}, {n} = {v}.", "The variable {n} is set to {v}.", "We get {n} = {v}.",
-          "{n} gets updated to {v}."],
-    "C": ["Then {n} becomes {v}.", "This makes {n} equal to {v}.", "At this point {n} holds {v}.",
-          "Executing `{src}` gives {n} = {v}."],
+    "B": [
+        "After line {line}, {n} = {v}.",
+        "The variable {n} is set to {v}.",
+        "We get {n} = {v}.",
+        "{n} gets updated to {v}.",
+    ],
+    "C": [
+        "Then {n} becomes {v}.",
+        "This makes {n} equal to {v}.",
+        "At this point {n} holds {v}.",
+        "Executing `{src}` gives {n} = {v}.",
+    ],
     "D": ["{n} changes to {v}.", "The new value of {n} is {v}.", "{n} := {v}", "- {n} -> {v}"],
     # held out
-    "E": ["Running `{src}`, we obtain {n} = {v}.", "That leaves {n} as {v}.",
-          "Consequently {n} is {v}.", "{n} ends up as {v}."],
-    "F": ["We update {n}; it now equals {v}.", "Value of {n}: {v}.", "{n} will be {v} now.",
-          "Next, {n} = {v}, per `{src}`."],
+    "E": [
+        "Running `{src}`, we obtain {n} = {v}.",
+        "That leaves {n} as {v}.",
+        "Consequently {n} is {v}.",
+        "{n} ends up as {v}.",
+    ],
+    "F": [
+        "We update {n}; it now equals {v}.",
+        "Value of {n}: {v}.",
+        "{n} will be {v} now.",
+        "Next, {n} = {v}, per `{src}`.",
+    ],
 }
 CALL = {
-    "A": "We call f with {args}.", "B": "Initially, {args}.", "C": "The function is called with {args}.",
-    "D": "Inputs: {args}.", "E": "To begin with, {args}.", "F": "At the start we have {args}.",
+    "A": "We call f with {args}.",
+    "B": "Initially, {args}.",
+    "C": "The function is called with {args}.",
+    "D": "Inputs: {args}.",
+    "E": "To begin with, {args}.",
+    "F": "At the start we have {args}.",
 }
 COND = {
     "A": ["{shown} is {tv}, so the branch is {taken}.", "The condition `{src}` is {tv}."],
     "B": ["Since {shown} is {tv}, we {enter} the if block.", "Checking {src}: it is {tv}."],
     "C": ["`{src}` evaluates to {tv}.", "{shown} -> {tv}"],
     "D": ["Here {shown} is {tv}.", "The condition is {tvl}, so the body is {taken}."],
-    "E": ["We test {shown}, which is {tvl}.", "Is {src}? That is {tvl}, hence the block is {taken}."],
+    "E": [
+        "We test {shown}, which is {tvl}.",
+        "Is {src}? That is {tvl}, hence the block is {taken}.",
+    ],
     "F": ["{shown} holds as {tv}.", "Since `{src}` comes out {tv}, we {enter} the branch."],
 }
 ITER = {
-    "A": "In the {ord} iteration, {n} = {v}.", "B": "Iteration {k}: {n} = {v}.",
-    "C": "On the {ord} pass through the loop, {n} is {v}.", "D": "{Ord} iteration: {n} is {v}.",
+    "A": "In the {ord} iteration, {n} = {v}.",
+    "B": "Iteration {k}: {n} = {v}.",
+    "C": "On the {ord} pass through the loop, {n} is {v}.",
+    "D": "{Ord} iteration: {n} is {v}.",
     "E": "For the {ord} round of the loop, {n} takes the value {v}.",
     "F": "Loop iteration #{k}, where {n} is {v}.",
 }
 EXIT = {
-    "A": "After the loop, {n} is {v}.", "B": "The loop ends. {n} = {v}.",
-    "C": "Once the loop is done, {n} is {v}.", "D": "When the loop is over, {n} equals {v}.",
-    "E": "At the end of the loop, {n} has the value {v}.", "F": "We exit the loop with {n} = {v}.",
+    "A": "After the loop, {n} is {v}.",
+    "B": "The loop ends. {n} = {v}.",
+    "C": "Once the loop is done, {n} is {v}.",
+    "D": "When the loop is over, {n} equals {v}.",
+    "E": "At the end of the loop, {n} has the value {v}.",
+    "F": "We exit the loop with {n} = {v}.",
 }
 RETURN = {
     "A": ["The function returns {v}.", "So f returns {v}."],
@@ -216,12 +308,19 @@ RETURN = {
     "C": ["Finally, `f` returns {v}.", "The output is {v}."],
     "D": ["return {v}", "Thus the final result is {v}."],
     "E": ["Hence the answer is {v}.", "The function will return {v}."],
-    "F": ["f(...) therefore gives back {v}, so the function returns {v}.", "The output of f is {v}."],
+    "F": [
+        "f(...) therefore gives back {v}, so the function returns {v}.",
+        "The output of f is {v}.",
+    ],
 }
 # Restating a value that did not change, as chains often do ("count is still 1").
 RESTATE = {
-    "A": "{n} is still {v}.", "B": "{n} remains {v}.", "C": "`{n}` stays {v}.", "D": "({n} = {v})",
-    "E": "{n} keeps the value {v}.", "F": "{n} is unchanged at {v}.",
+    "A": "{n} is still {v}.",
+    "B": "{n} remains {v}.",
+    "C": "`{n}` stays {v}.",
+    "D": "({n} = {v})",
+    "E": "{n} keeps the value {v}.",
+    "F": "{n} is unchanged at {v}.",
 }
 INTRO = {
     "A": "Let's execute the code step by step.",
@@ -251,17 +350,30 @@ def render_event(ev: Event, fam: str, rng: random.Random, loopvar: str | None) -
         if not shown:
             return None
         tv = str(ev.value)
-        return tpl.format(shown=shown, src=ev.src, tv=tv, tvl=tv.lower(),
-                          taken="taken" if ev.value else "skipped",
-                          enter="enter" if ev.value else "skip")
+        return tpl.format(
+            shown=shown,
+            src=ev.src,
+            tv=tv,
+            tvl=tv.lower(),
+            taken="taken" if ev.value else "skipped",
+            enter="enter" if ev.value else "skip",
+        )
     if ev.kind == "return":
         return rng.choice(RETURN[fam]).format(v=fmt(ev.value, rng, fam))
     return None
 
 
-def narrate(events: list[Event], fam: str, rng: random.Random, code: str,
-            slip: tuple[int, Event] | None = None, stop_after_slip: bool = False,
-            wrong_return: Any = None, skip: float = 0.25, carry: str | None = None) -> tuple[list[Line], int | None]:
+def narrate(
+    events: list[Event],
+    fam: str,
+    rng: random.Random,
+    code: str,
+    slip: tuple[int, Event] | None = None,
+    stop_after_slip: bool = False,
+    wrong_return: Any = None,
+    skip: float = 0.25,
+    carry: str | None = None,
+) -> tuple[list[Line], int | None]:
     """Render events to prose lines; `slip` replaces the event at that index by a wrong one."""
     out: list[Line] = [Line(INTRO[fam])]
     call = [e for e in events if e.kind == "call"]
@@ -293,9 +405,18 @@ def narrate(events: list[Event], fam: str, rng: random.Random, code: str,
             pending_iter = ev
             if is_slip:  # an extra iteration narrated as its own step
                 slip_line = len(out)
-                out.append(Line(ITER[fam].format(ord=ORD[min(ev.value, 12) - 1], Ord=ORD[min(ev.value, 12) - 1].capitalize(),
-                                                 k=ev.value, n=nm(ev.name, fam), v=fmt(ev.extra["v"], rng, fam)),
-                                wrong=True))
+                out.append(
+                    Line(
+                        ITER[fam].format(
+                            ord=ORD[min(ev.value, 12) - 1],
+                            Ord=ORD[min(ev.value, 12) - 1].capitalize(),
+                            k=ev.value,
+                            n=nm(ev.name, fam),
+                            v=fmt(ev.extra["v"], rng, fam),
+                        ),
+                        wrong=True,
+                    )
+                )
                 if stop_after_slip:
                     break
             continue
@@ -303,9 +424,18 @@ def narrate(events: list[Event], fam: str, rng: random.Random, code: str,
             it = pending_iter
             pending_iter = None
             if it.value <= 12:
-                out.append(Line(ITER[fam].format(ord=ORD[it.value - 1], Ord=ORD[it.value - 1].capitalize(),
-                                                 k=it.value, n=nm(ev.name, fam), v=fmt(ev.value, rng, fam)),
-                                wrong=is_slip))
+                out.append(
+                    Line(
+                        ITER[fam].format(
+                            ord=ORD[it.value - 1],
+                            Ord=ORD[it.value - 1].capitalize(),
+                            k=it.value,
+                            n=nm(ev.name, fam),
+                            v=fmt(ev.value, rng, fam),
+                        ),
+                        wrong=is_slip,
+                    )
+                )
                 if is_slip:
                     slip_line = len(out) - 1
                 continue
@@ -337,7 +467,12 @@ def narrate(events: list[Event], fam: str, rng: random.Random, code: str,
     if fam in ("B", "E") and len(out) > 4 and rng.random() < 0.3:
         j = rng.randrange(2, len(out) - 1)
         if not out[j].wrong and not out[j + 1].wrong:
-            out[j] = Line(out[j].text.rstrip(".") + ", and " + out[j + 1].text[0].lower() + out[j + 1].text[1:])
+            out[j] = Line(
+                out[j].text.rstrip(".")
+                + ", and "
+                + out[j + 1].text[0].lower()
+                + out[j + 1].text[1:]
+            )
             del out[j + 1]
             if slip_line is not None and slip_line > j:
                 slip_line -= 1
@@ -384,31 +519,61 @@ def slips_for(events: list[Event], rng: random.Random) -> list[tuple[str, int, E
     out: list[tuple[str, int, Event, dict]] = []
     for k, ev in enumerate(events):
         if ev.kind == "bind":
-            prev = next((e.value for e in reversed(events[:k]) if e.kind in ("bind", "call") and e.name == ev.name), None)
+            prev = next(
+                (
+                    e.value
+                    for e in reversed(events[:k])
+                    if e.kind in ("bind", "call") and e.name == ev.name
+                ),
+                None,
+            )
             v = ev.value
-            if isinstance(v, str) and isinstance(prev, str) and len(v) > len(prev) and (v.startswith(prev) or v.endswith(prev)):
-                piece = v[len(prev):] if v.startswith(prev) else v[: len(v) - len(prev)]
+            if (
+                isinstance(v, str)
+                and isinstance(prev, str)
+                and len(v) > len(prev)
+                and (v.startswith(prev) or v.endswith(prev))
+            ):
+                piece = v[len(prev) :] if v.startswith(prev) else v[: len(v) - len(prev)]
                 wrong = piece + prev if v.startswith(prev) else prev + piece
                 if wrong == v:
                     wrong = prev + piece + piece[-1:]
-                out.append(("concat", k, Event("bind", ev.line, ev.name, wrong, ev.src), {"carry": ev.name}))
+                out.append(
+                    (
+                        "concat",
+                        k,
+                        Event("bind", ev.line, ev.name, wrong, ev.src),
+                        {"carry": ev.name},
+                    )
+                )
             ms = _methods_in(ev.src)
             if ms:
                 w = perturb(v, rng)
                 if w is not None and w != v:
-                    out.append(("method:" + ms[0], k, Event("bind", ev.line, ev.name, w, ev.src), {"carry": ev.name}))
+                    out.append(
+                        (
+                            "method:" + ms[0],
+                            k,
+                            Event("bind", ev.line, ev.name, w, ev.src),
+                            {"carry": ev.name},
+                        )
+                    )
             elif "[" in ev.src and isinstance(v, int | str) and not isinstance(v, bool):
                 w = perturb(v, rng)
                 if w != v:
-                    out.append(("index", k, Event("bind", ev.line, ev.name, w, ev.src), {"carry": ev.name}))
+                    out.append(
+                        ("index", k, Event("bind", ev.line, ev.name, w, ev.src), {"carry": ev.name})
+                    )
         if ev.kind == "cond" and (ev.shown or ev.src):
-            out.append(("comparison", k, Event("cond", ev.line, None, not ev.value, ev.src, ev.shown), {}))
+            out.append(
+                ("comparison", k, Event("cond", ev.line, None, not ev.value, ev.src, ev.shown), {})
+            )
     iters = [k for k, e in enumerate(events) if e.kind == "iter"]
     exits = [k for k, e in enumerate(events) if e.kind == "exit"]
     if iters and exits and len(exits) == 1:
         x = exits[0]
         n_it = len(iters)
-        loopvar_bind = next((e for e in events[iters[-1] + 1:] if e.kind == "bind"), None)
+        loopvar_bind = next((e for e in events[iters[-1] + 1 :] if e.kind == "bind"), None)
         # Once too often: an iteration that never happened, with a plausible loop value.
         if loopvar_bind is not None and n_it < 12:
             w = perturb(loopvar_bind.value, rng)
@@ -416,22 +581,34 @@ def slips_for(events: list[Event], rng: random.Random) -> list[tuple[str, int, E
             out.append(("loop_extra", x, extra, {"stop_after_slip": True}))
         # Once too rarely: the state after n-1 iterations presented as the state after the loop.
         if n_it >= 2:
-            changed_last = [e for e in events[iters[-1]:x] if e.kind == "bind"]
+            changed_last = [e for e in events[iters[-1] : x] if e.kind == "bind"]
             final: dict[str, Any] = {}
             before_last: dict[str, Any] = {}
             for e in events[:x]:
                 if e.kind in ("bind", "call"):
                     final[e.name] = e.value
-            for e in events[:iters[-1]]:
+            for e in events[: iters[-1]]:
                 if e.kind in ("bind", "call"):
                     before_last[e.name] = e.value
             loopvar = loopvar_bind.name if loopvar_bind else None
-            cands = [e.name for e in changed_last if e.name != loopvar and e.name in before_last
-                     and before_last[e.name] != final[e.name]]
+            cands = [
+                e.name
+                for e in changed_last
+                if e.name != loopvar
+                and e.name in before_last
+                and before_last[e.name] != final[e.name]
+            ]
             if cands:
                 n = cands[-1]
                 ev = Event("exit", events[x].line, extra={"binds": [(n, before_last[n])]})
-                out.append(("loop_short", x, ev, {"stop_after_slip": True, "drop_last_iteration": iters[-1]}))
+                out.append(
+                    (
+                        "loop_short",
+                        x,
+                        ev,
+                        {"stop_after_slip": True, "drop_last_iteration": iters[-1]},
+                    )
+                )
     return out
 
 
@@ -454,8 +631,15 @@ def chains_for(sample: Any, trace: Any, rng: random.Random) -> list[dict]:
     out = []
     fam = rng.choice(FAMILIES)
     lines, _ = narrate(events, fam, rng, sample.code)
-    out.append({"id": sample.id, "family": fam, "kind": "correct", "text": "\n".join(ln.text for ln in lines),
-                "wrong_step": None})
+    out.append(
+        {
+            "id": sample.id,
+            "family": fam,
+            "kind": "correct",
+            "text": "\n".join(ln.text for ln in lines),
+            "wrong_step": None,
+        }
+    )
     slips = slips_for(events, rng)
     if slips:
         kind, k, wrong, opts = rng.choice(slips)
@@ -470,25 +654,40 @@ def chains_for(sample: Any, trace: Any, rng: random.Random) -> list[dict]:
             wrong_slip = (k, wrong)
         ret = next(e.value for e in events if e.kind == "return")
         wrong_ret = perturb(ret, rng)
-        lines, slip_line = narrate(ev_true, fam, rng, sample.code, slip=wrong_slip,
-                                   stop_after_slip=bool(opts.get("stop_after_slip")),
-                                   wrong_return=wrong_ret, carry=opts.get("carry"))
+        lines, slip_line = narrate(
+            ev_true,
+            fam,
+            rng,
+            sample.code,
+            slip=wrong_slip,
+            stop_after_slip=bool(opts.get("stop_after_slip")),
+            wrong_return=wrong_ret,
+            carry=opts.get("carry"),
+        )
         if slip_line is not None:
             if opts.get("stop_after_slip"):
                 lines.append(Line(rng.choice(RETURN[fam]).format(v=fmt(wrong_ret, rng, fam))))
             text_lines = [ln.text for ln in lines]
             start = sum(len(t) + 1 for t in text_lines[:slip_line])
-            out.append({"id": sample.id, "family": fam, "kind": kind, "text": "\n".join(text_lines),
-                        "wrong_step": slip_line, "wrong_text": text_lines[slip_line],
-                        "wrong_span": [start, start + len(text_lines[slip_line])],
-                        "true_value": repr(events[k].value) if wrong.kind == "bind" else None})
+            out.append(
+                {
+                    "id": sample.id,
+                    "family": fam,
+                    "kind": kind,
+                    "text": "\n".join(text_lines),
+                    "wrong_step": slip_line,
+                    "wrong_text": text_lines[slip_line],
+                    "wrong_span": [start, start + len(text_lines[slip_line])],
+                    "true_value": repr(events[k].value) if wrong.kind == "bind" else None,
+                }
+            )
     return out
 
 
 def trace_samples(limit: int | None = None) -> tuple[list[Any], dict[str, Any]]:
     """The samples and their true traces (in the sandbox, in parallel)."""
-    from cruxtui.core.dataset import load_dataset
-    from cruxtui.core.trace import trace_many
+    from cruxtui.core.data.dataset import load_dataset
+    from cruxtui.core.trace.steps import trace_many
 
     ds = load_dataset(shared_data() / "cruxeval.jsonl")
     samples = ds.samples[:limit] if limit else ds.samples

@@ -1,4 +1,4 @@
-"""How well does `cruxtui.core.align` find the first wrong step of a chain of thought?
+"""How well does `cruxtui.core.reasoning.alignment` find the first wrong step of a chain of thought?
 
 Builds the corpus of `benchmarks/align_corpus.py` (true traces of the 800 samples, narrated in
 varied prose; one injected slip per wrong chain; several seeds pooled) and reports:
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from align_corpus import HELD_OUT, make_corpus, trace_samples  # noqa: E402
 
-from cruxtui.core.align import align_text, value_key  # noqa: E402
+from cruxtui.core.reasoning.alignment import align_text, value_key  # noqa: E402
 
 
 def scratchpad_figures(samples: list, traces: dict, seeds: list[int]) -> None:
@@ -36,8 +36,8 @@ def scratchpad_figures(samples: list, traces: dict, seeds: list[int]) -> None:
 
     from align_corpus import perturb
 
-    from cruxtui.core.claims import literal_value
-    from cruxtui.core.prompts import scratchpad_from_trace
+    from cruxtui.core.models.prompts import scratchpad_from_trace
+    from cruxtui.core.reasoning.chain_parse import literal_value
 
     correct = alarms = wrong = located = 0
     for seed in seeds:
@@ -49,15 +49,22 @@ def scratchpad_figures(samples: list, traces: dict, seeds: list[int]) -> None:
                 continue
             if seed == seeds[0]:
                 correct += 1
-                alarms += align_text(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]", tr).first_divergence is not None
+                alarms += (
+                    align_text(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]", tr).first_divergence
+                    is not None
+                )
             entries = pad.splitlines()
-            options = [i for i, e in enumerate(entries) if e.startswith("line ") and "(no change)" not in e]
+            options = [
+                i for i, e in enumerate(entries) if e.startswith("line ") and "(no change)" not in e
+            ]
             if not options:
                 continue
             i = rng.choice(options)
             head, _, rest = entries[i].partition(": ")
             if rest.endswith(("-> True", "-> False")):
-                changed = rest[: rest.rindex("->")] + ("-> False" if rest.endswith("True") else "-> True")
+                changed = rest[: rest.rindex("->")] + (
+                    "-> False" if rest.endswith("True") else "-> True"
+                )
             else:
                 name, _, value = rest.split(";")[0].partition(" = ")
                 obj = literal_value(value)
@@ -66,16 +73,22 @@ def scratchpad_figures(samples: list, traces: dict, seeds: list[int]) -> None:
                     continue
                 changed = f"{name} = {new!r}"
             entries[i] = f"{head}: {changed}"
-            div = align_text("[SCRATCHPAD]\n" + "\n".join(entries) + "\n[/SCRATCHPAD]", tr).first_divergence
+            div = align_text(
+                "[SCRATCHPAD]\n" + "\n".join(entries) + "\n[/SCRATCHPAD]", tr
+            ).first_divergence
             wrong += 1
             located += div is not None and div.step == i
-    print(f"scratchpads: {100 * located / max(wrong, 1):.1f}% of {wrong} changed entries found exactly; "
-          f"false alarms on {correct} faithful scratchpads: {100 * alarms / max(correct, 1):.1f}%")
+    print(
+        f"scratchpads: {100 * located / max(wrong, 1):.1f}% of {wrong} changed entries found exactly; "
+        f"false alarms on {correct} faithful scratchpads: {100 * alarms / max(correct, 1):.1f}%"
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", default="0,1,2", help="corpora to build and pool (comma-separated seeds)")
+    ap.add_argument(
+        "--seeds", default="0,1,2", help="corpora to build and pool (comma-separated seeds)"
+    )
     ap.add_argument("--limit", type=int, default=None, help="only the first N samples")
     ap.add_argument("--show", type=int, default=0, help="print N misses of each sort")
     args = ap.parse_args()
@@ -100,8 +113,10 @@ def main() -> int:
                 stats[g]["correct"] += 1
                 stats[g]["false_alarm"] += div is not None
             if div is not None:
-                misses["false alarm"].append(f"{row['id']} [{row['family']}] {div.claim.text!r} "
-                                             f"true {div.true_value}\n{row['text']}")
+                misses["false alarm"].append(
+                    f"{row['id']} [{row['family']}] {div.claim.text!r} "
+                    f"true {div.true_value}\n{row['text']}"
+                )
             continue
         kind = row["kind"].split(":")[0]
         groups.append(f"slip {kind}")
@@ -121,17 +136,26 @@ def main() -> int:
             stats[g][verdict] += 1
         if verdict == "located" and row.get("true_value") and div.claim.kind == "binding":
             stats["all"]["true_checked"] += 1
-            stats["all"]["true_right"] += value_key(div.true_value or "") == value_key(row["true_value"])
+            stats["all"]["true_right"] += value_key(div.true_value or "") == value_key(
+                row["true_value"]
+            )
         if verdict != "located":
-            misses[verdict].append(f"{row['id']} [{row['family']}] {row['kind']} slip: {row['wrong_text']!r}"
-                                   + (f" | flagged: {div.claim.text!r}" if div else "") + f"\n{row['text']}")
+            misses[verdict].append(
+                f"{row['id']} [{row['family']}] {row['kind']} slip: {row['wrong_text']!r}"
+                + (f" | flagged: {div.claim.text!r}" if div else "")
+                + f"\n{row['text']}"
+            )
     t_align = time.perf_counter() - t1
 
-    print(f"corpus: {len(corpus)} chains from {len(traces)} samples, seeds {seeds} "
-          f"(traced in {t_trace:.1f} s, built in {t_build:.1f} s; aligned in {t_align:.1f} s, "
-          f"{1000 * t_align / max(len(corpus), 1):.1f} ms per chain)")
-    print(f"{'group':<18}{'wrong':>7}{'located':>9}{'early':>7}{'late':>6}{'missed':>8}"
-          f"{'correct':>9}{'false alarm':>13}")
+    print(
+        f"corpus: {len(corpus)} chains from {len(traces)} samples, seeds {seeds} "
+        f"(traced in {t_trace:.1f} s, built in {t_build:.1f} s; aligned in {t_align:.1f} s, "
+        f"{1000 * t_align / max(len(corpus), 1):.1f} ms per chain)"
+    )
+    print(
+        f"{'group':<18}{'wrong':>7}{'located':>9}{'early':>7}{'late':>6}{'missed':>8}"
+        f"{'correct':>9}{'false alarm':>13}"
+    )
     for g in sorted(stats, key=lambda k: (k != "all", k.startswith("slip"), k)):
         s = stats[g]
         w, c = s["wrong"], s["correct"]
@@ -139,12 +163,16 @@ def main() -> int:
         fa = f"{100 * s['false_alarm'] / c:.1f}%" if c else "-"
         print(f"{g:<18}{w:>7}{loc:>9}{s['early']:>7}{s['late']:>6}{s['missed']:>8}{c:>9}{fa:>13}")
     a = stats["all"]
-    print(f"\nlocalisation accuracy {100 * a['located'] / max(a['wrong'], 1):.1f}% (goal >= 90%), "
-          f"false-alarm rate {100 * a['false_alarm'] / max(a['correct'], 1):.1f}% (goal <= 5%)")
+    print(
+        f"\nlocalisation accuracy {100 * a['located'] / max(a['wrong'], 1):.1f}% (goal >= 90%), "
+        f"false-alarm rate {100 * a['false_alarm'] / max(a['correct'], 1):.1f}% (goal <= 5%)"
+    )
     scratchpad_figures(samples, traces, seeds)
     if a["true_checked"]:
-        print(f"true value reported right for {100 * a['true_right'] / a['true_checked']:.1f}% of "
-              f"{a['true_checked']} located wrong bindings")
+        print(
+            f"true value reported right for {100 * a['true_right'] / a['true_checked']:.1f}% of "
+            f"{a['true_checked']} located wrong bindings"
+        )
     if args.show:
         for kind, rows in misses.items():
             print(f"\n===== {kind} ({len(rows)})")

@@ -26,21 +26,37 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cruxtui.core.dataset import read_jsonl  # noqa: E402
+from cruxtui.core.data.dataset import read_jsonl  # noqa: E402
 from cruxtui.core.models import ModelSpec, SamplingParams, generate_one, make_backend  # noqa: E402
-from cruxtui.core.prompts import build_prompt  # noqa: E402
+from cruxtui.core.models.prompts import build_prompt  # noqa: E402
 
 CPU_MS: list[float] = []
 """Client CPU milliseconds per request of each measurement, in order (independent of machine load)."""
 
-DATA = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data") / "cruxeval.jsonl"
+DATA = (
+    Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
+    / "cruxeval.jsonl"
+)
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cruxtui.testing.fake_openai", "--port", "0", "--latency", str(latency),
-         "--mode", "correct", "--dataset", str(DATA)],
-        stdout=subprocess.PIPE, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "cruxtui.testing.fake_openai",
+            "--port",
+            "0",
+            "--latency",
+            str(latency),
+            "--mode",
+            "correct",
+            "--dataset",
+            str(DATA),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
@@ -69,8 +85,11 @@ async def lean_client(port: int, bodies: list[bytes], total: int, concurrency: i
                     await reader.readexactly(size + 2)
                 await reader.readexactly(2)
             else:
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.startswith(b"content-length"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.startswith(b"content-length")
+                )
                 await reader.readexactly(length)
         writer.close()
 
@@ -80,7 +99,9 @@ async def lean_client(port: int, bodies: list[bytes], total: int, concurrency: i
     return total / (time.perf_counter() - start)
 
 
-async def backend_rate(url: str, prompts: list, total: int, concurrency: int, stream: bool) -> float:
+async def backend_rate(
+    url: str, prompts: list, total: int, concurrency: int, stream: bool
+) -> float:
     backend = make_backend(ModelSpec("openai", "fake-model", url, "chat"))
     sem = asyncio.Semaphore(concurrency)
     params = SamplingParams(n=1 if stream else 5, max_tokens=128)
@@ -113,9 +134,15 @@ def main() -> int:
         return 2
     samples = read_jsonl(DATA)
     prompts = [build_prompt(s, "output", "direct") for s in samples]
+
     def body(prompt: object, stream: bool) -> bytes:
-        request = {"model": "fake-model", "messages": prompt.messages, "max_tokens": 128,
-                   "n": 1 if stream else 5, "stop": list(prompt.stop)}
+        request = {
+            "model": "fake-model",
+            "messages": prompt.messages,
+            "max_tokens": 128,
+            "n": 1 if stream else 5,
+            "stop": list(prompt.stop),
+        }
         if stream:
             request |= {"stream": True, "stream_options": {"include_usage": True}}
         return json.dumps(request).encode()
@@ -124,23 +151,34 @@ def main() -> int:
     stream_bodies = [body(p, True) for p in prompts]
     proc, url = start_server(args.latency)
     port = int(url.rsplit(":", 1)[1].split("/")[0])
-    print(f"server {url}, latency {args.latency * 1000:.0f} ms, {args.requests} requests per measurement")
-    print(f"{'concurrency':>11} {'ideal':>6} | {'capacity':>8} {'complete n=5':>12} {'ratio':>5} | "
-          f"{'capacity':>8} {'stream':>7} {'ratio':>5}   (requests/s)")
+    print(
+        f"server {url}, latency {args.latency * 1000:.0f} ms, {args.requests} requests per measurement"
+    )
+    print(
+        f"{'concurrency':>11} {'ideal':>6} | {'capacity':>8} {'complete n=5':>12} {'ratio':>5} | "
+        f"{'capacity':>8} {'stream':>7} {'ratio':>5}   (requests/s)"
+    )
     try:
         for c in (int(x) for x in args.concurrency.split(",")):
             cap_batch = asyncio.run(lean_client(port, batch_bodies, args.requests, c))
             batched = asyncio.run(backend_rate(url, prompts, args.requests, c, stream=False))
             cap_stream = asyncio.run(lean_client(port, stream_bodies, args.requests, c))
             streamed = asyncio.run(backend_rate(url, prompts, args.requests, c, stream=True))
-            print(f"{c:>11} {c / args.latency:>6.0f} | {cap_batch:>8.0f} {batched:>12.0f} "
-                  f"{batched / cap_batch:>5.0%} | {cap_stream:>8.0f} {streamed:>7.0f} "
-                  f"{streamed / cap_stream:>5.0%}", flush=True)
+            print(
+                f"{c:>11} {c / args.latency:>6.0f} | {cap_batch:>8.0f} {batched:>12.0f} "
+                f"{batched / cap_batch:>5.0%} | {cap_stream:>8.0f} {streamed:>7.0f} "
+                f"{streamed / cap_stream:>5.0%}",
+                flush=True,
+            )
         lean_b, ours_b, lean_s, ours_s = (sum(CPU_MS[i::4]) / len(CPU_MS[i::4]) for i in range(4))
-        print(f"client CPU per request: lean {lean_b:.2f} ms, complete n=5 {ours_b:.2f} ms | "
-              f"lean stream {lean_s:.2f} ms, stream {ours_s:.2f} ms")
-        print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
-              "(ratios drop when other processes compete for the CPU)")
+        print(
+            f"client CPU per request: lean {lean_b:.2f} ms, complete n=5 {ours_b:.2f} ms | "
+            f"lean stream {lean_s:.2f} ms, stream {ours_s:.2f} ms"
+        )
+        print(
+            f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+            "(ratios drop when other processes compete for the CPU)"
+        )
     finally:
         proc.kill()
         proc.wait()

@@ -18,9 +18,9 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.widgets import Input
 
-from cruxtui.core.dataset import load_dataset
+from cruxtui.core.data.dataset import load_dataset
 from cruxtui.tui.app import CruxApp
-from cruxtui.tui.screens.browse import BrowseScreen
+from cruxtui.tui.screens.browse_screen import BrowseScreen
 from cruxtui.tui.widgets.sample_table import SampleTable
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,8 +31,10 @@ QUERIES = ["rfind", "removeprefix", "sort reverse", "method:count", "sample_42",
 def summary(name: str, times: list[float]) -> str:
     times = sorted(times)
     p95 = times[max(0, int(len(times) * 0.95) - 1)]
-    return (f"{name}: median {statistics.median(times):.1f} ms, p95 {p95:.1f} ms, "
-            f"max {times[-1]:.1f} ms over {len(times)} keystrokes")
+    return (
+        f"{name}: median {statistics.median(times):.1f} ms, p95 {p95:.1f} ms, "
+        f"max {times[-1]:.1f} ms over {len(times)} keystrokes"
+    )
 
 
 class _BareInput(App[None]):
@@ -80,10 +82,17 @@ async def main(path: str) -> None:
                 await pilot.press("space" if ch == " " else ch)
                 end_to_end.append((time.perf_counter() - t0) * 1000)
             await pilot.press("escape")
-    print(summary("keystroke work (search + rebuild + render visible lines)", work) + " (goal < 50 ms)")
+    print(
+        summary("keystroke work (search + rebuild + render visible lines)", work)
+        + " (goal < 50 ms)"
+    )
     print(summary("end to end through Pilot (includes Pilot's frame waits)", end_to_end))
-    print(summary("same Pilot key press on a bare one-Input app (Pilot's fixed cost)",
-                  await pilot_baseline(len(end_to_end))))
+    print(
+        summary(
+            "same Pilot key press on a bare one-Input app (Pilot's fixed cost)",
+            await pilot_baseline(len(end_to_end)),
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cruxtui.core.cases import load_gallery, save_case  # noqa: E402
-from cruxtui.core.gallery import export_html, export_markdown  # noqa: E402
-from cruxtui.core.replay import replay_case  # noqa: E402
+from cruxtui.core.cases.case_file import load_gallery, save_case  # noqa: E402
+from cruxtui.core.cases.gallery import export_html, export_markdown  # noqa: E402
+from cruxtui.core.cases.replay import replay_case  # noqa: E402
 
 
 def timed(label: str, fn):  # noqa: ANN001, ANN201 - a tiny timing helper
@@ -47,13 +47,16 @@ def main(n: int) -> None:
         assert len(cases) == n and not bad
         page = timed(f"export {n} cases to one HTML page", lambda: export_html(cases))
         md = timed(f"export {n} cases to Markdown", lambda: export_markdown(cases))
-        print(f"{'HTML size / Markdown size':<44} {len(page) / 1e6:8.2f} MB / {len(md) / 1e6:.2f} MB")
+        print(
+            f"{'HTML size / Markdown size':<44} {len(page) / 1e6:8.2f} MB / {len(md) / 1e6:.2f} MB"
+        )
 
     async def replay_all() -> list:
         return [await replay_case(c, 5) for c in examples]
 
-    reports = timed(f"replay the {len(examples)} example cases x5 (recorded)",
-                    lambda: asyncio.run(replay_all()))
+    reports = timed(
+        f"replay the {len(examples)} example cases x5 (recorded)", lambda: asyncio.run(replay_all())
+    )
     print("results:", ", ".join(f"{r.sample_id} {r.summary}" for r in reports))
 
 

@@ -17,13 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-from cruxtui.core.dataset import Sample, load_dataset
+from cruxtui.core.data.dataset import Sample, load_dataset
 from cruxtui.core.perturb import NotApplicable, apply_chain, parse_spec
-from cruxtui.core.perturb.base import parse_call, parse_code
 from cruxtui.core.perturb.rename import find_bindings
 from cruxtui.core.perturb.sites import code_sites
 from cruxtui.core.perturb.survey import SURVEY_SPECS, survey
-from cruxtui.core.sandbox import Sandbox
+from cruxtui.core.perturb.transform import parse_call, parse_code
+from cruxtui.core.sandbox.pool import Sandbox
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = REPO.parent / "shared" / "data" / "cruxeval.jsonl"
@@ -68,20 +68,31 @@ def bench_survey(samples: list[Sample], rounds: int) -> None:
             result = survey(samples, box)
             timings.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            list(box.map(("cruxtui.core.sandbox:exec_call", {"code": s.code, "call": s.call}) for s in samples))
+            list(
+                box.map(
+                    ("cruxtui.core.sandbox.pool:exec_call", {"code": s.code, "call": s.call})
+                    for s in samples
+                )
+            )
             plain.append(time.perf_counter() - t0)
     variants = len(result.variants) + len(result.rejections)
     rounds_text = ", ".join(f"{t:.1f}" for t in timings)
-    print(f"all transforms over all {len(samples)} samples, with re-execution: {min(timings):.2f} s "
-          f"(goal < 60 s)  [min of {rounds_text} s; {variants:,} variants; sandbox start "
-          f"{ready - started:.2f} s not included]")
-    print(f"  yardstick, plain exec_call of the {len(samples)} originals once each: {min(plain):.2f} s")
+    print(
+        f"all transforms over all {len(samples)} samples, with re-execution: {min(timings):.2f} s "
+        f"(goal < 60 s)  [min of {rounds_text} s; {variants:,} variants; sandbox start "
+        f"{ready - started:.2f} s not included]"
+    )
+    print(
+        f"  yardstick, plain exec_call of the {len(samples)} originals once each: {min(plain):.2f} s"
+    )
     print()
     print(f"{'transform':<18} {'applies':>9} {'accepted':>9} {'rejected':>9}  reasons")
     for r in result.reports:
         reasons = ", ".join(f"{kind} {n}" for kind, n in r.rejected.most_common()) or "-"
         rejected = sum(r.rejected.values())
-        print(f"{r.spec:<18} {r.applies:>4}/{r.samples:<4} {r.accepted:>9} {rejected:>9}  {reasons}")
+        print(
+            f"{r.spec:<18} {r.applies:>4}/{r.samples:<4} {r.accepted:>9} {rejected:>9}  {reasons}"
+        )
 
 
 def main() -> None:

@@ -4,7 +4,7 @@
    answers every request after a fixed 50 ms. Side by side, alternating, best of `--rounds`:
    - raw: a bare async HTTP client (httpx) sends the same 800 requests (n=5 each) at the same
      concurrency and does nothing with the answers: what the server can serve;
-   - runner: `cruxtui.core.runner.Runner` does the real work for 800 samples x n=5 — prompts,
+   - runner: `cruxtui.core.runs.runner.Runner` does the real work for 800 samples x n=5 — prompts,
      requests through the `openai` client, answer extraction, scoring, one SQLite commit per
      response — into a fresh store.
    Goal: runner throughput >= 90% of raw.
@@ -34,11 +34,11 @@ import httpx2 as httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cruxtui.core.dataset import Dataset, load_dataset  # noqa: E402
+from cruxtui.core.data.dataset import Dataset, load_dataset  # noqa: E402
 from cruxtui.core.models import ModelSpec, SamplingParams, make_backend  # noqa: E402
-from cruxtui.core.prompts import build_prompt  # noqa: E402
-from cruxtui.core.runner import Runner, prepare_run  # noqa: E402
-from cruxtui.core.runs import RunStore  # noqa: E402
+from cruxtui.core.models.prompts import build_prompt  # noqa: E402
+from cruxtui.core.runs.runner import Runner, prepare_run  # noqa: E402
+from cruxtui.core.runs.store import RunStore  # noqa: E402
 
 DEFAULT_DATASET = REPO.parent / "shared" / "data" / "cruxeval.jsonl"
 N = 5
@@ -47,8 +47,12 @@ MAX_TOKENS = 128
 
 
 def start_server(*args: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "cruxtui.testing.fake_openai", "--port", "0", *args],
-                            stdout=subprocess.PIPE, text=True, cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cruxtui.testing.fake_openai", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
 
@@ -56,8 +60,14 @@ def start_server(*args: str) -> tuple[subprocess.Popen[str], str]:
 async def raw_client(url: str, dataset: Dataset, concurrency: int) -> float:
     """Seconds for a bare client to get all 800 responses (n=5) at `concurrency`."""
     bodies = [
-        {"model": "fake-model", "messages": build_prompt(s, "output", "direct", "chat").messages,
-         "n": N, "max_tokens": MAX_TOKENS, "temperature": 0.2, "stop": ["[/ANSWER]"]}
+        {
+            "model": "fake-model",
+            "messages": build_prompt(s, "output", "direct", "chat").messages,
+            "n": N,
+            "max_tokens": MAX_TOKENS,
+            "temperature": 0.2,
+            "stop": ["[/ANSWER]"],
+        }
         for s in dataset.samples
     ]
     sem = asyncio.Semaphore(concurrency)
@@ -75,15 +85,25 @@ async def raw_client(url: str, dataset: Dataset, concurrency: int) -> float:
         return time.perf_counter() - t0
 
 
-async def runner_pass(url: str, dataset: Dataset, concurrency: int, store_path: Path) -> tuple[float, int, float]:
+async def runner_pass(
+    url: str, dataset: Dataset, concurrency: int, store_path: Path
+) -> tuple[float, int, float]:
     """Seconds for the runner to do 800 x n=5 end to end; generations stored; pass@1."""
     backend = make_backend(ModelSpec("openai", "fake-model", url, "chat"))
     try:
         with RunStore(store_path) as store:
-            _, plan = prepare_run(store, backend, dataset_digest=dataset.digest, task="output",
-                                  mode="direct", style="chat",
-                                  params=SamplingParams(n=N, max_tokens=MAX_TOKENS))
-            runner = Runner(plan, store, {s.id: s for s in dataset.samples}, concurrency=concurrency)
+            _, plan = prepare_run(
+                store,
+                backend,
+                dataset_digest=dataset.digest,
+                task="output",
+                mode="direct",
+                style="chat",
+                params=SamplingParams(n=N, max_tokens=MAX_TOKENS),
+            )
+            runner = Runner(
+                plan, store, {s.id: s for s in dataset.samples}, concurrency=concurrency
+            )
             t0 = time.perf_counter()
             summary = await runner.run([s.id for s in dataset.samples])
             elapsed = time.perf_counter() - t0
@@ -146,15 +166,25 @@ async def tui_lag(dataset: Dataset, url: str, tick: float = 0.005) -> dict[str, 
         cards = panel.query_one(GenerationStream).cards
         chars = sum(len(c.text) for c in cards)
     lags.sort()
-    return {"max": lags[-1], "p99": lags[int(0.99 * (len(lags) - 1))], "median": statistics.median(lags),
-            "ticks": len(lags), "seconds": elapsed, "cards": len(cards), "chars": chars,
-            "idle_max": idle[-1], "idle_p99": idle[int(0.99 * (len(idle) - 1))],
-            "work_max": max(work)}
+    return {
+        "max": lags[-1],
+        "p99": lags[int(0.99 * (len(lags) - 1))],
+        "median": statistics.median(lags),
+        "ticks": len(lags),
+        "seconds": elapsed,
+        "cards": len(cards),
+        "chars": chars,
+        "idle_max": idle[-1],
+        "idle_p99": idle[int(0.99 * (len(idle) - 1))],
+        "work_max": max(work),
+    }
 
 
 def stream_lag(dataset: Dataset) -> dict[str, float]:
-    long_text = ("[THOUGHT]\n" + "Let me execute the code step by step. " * 50 + "\n[/THOUGHT]\n"
-                 "[ANSWER]\nassert f(1) == 1\n[/ANSWER]")
+    long_text = (
+        "[THOUGHT]\n" + "Let me execute the code step by step. " * 50 + "\n[/THOUGHT]\n"
+        "[ANSWER]\nassert f(1) == 1\n[/ANSWER]"
+    )
     proc, url = start_server("--chunk-delay", "0.005", "--text", long_text)
     try:
         return asyncio.run(tui_lag(dataset, url))
@@ -170,46 +200,67 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     dataset = load_dataset(args.dataset, offline=True)
-    print(f"dataset: {len(dataset)} samples from {dataset.location}; n={N}; server latency "
-          f"{LATENCY * 1000:.0f} ms; concurrency {args.concurrency}")
+    print(
+        f"dataset: {len(dataset)} samples from {dataset.location}; n={N}; server latency "
+        f"{LATENCY * 1000:.0f} ms; concurrency {args.concurrency}"
+    )
 
-    proc, url = start_server("--latency", str(LATENCY), "--mode", "mixed", "--dataset", args.dataset)
+    proc, url = start_server(
+        "--latency", str(LATENCY), "--mode", "mixed", "--dataset", args.dataset
+    )
     raw_times, run_times = [], []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.rounds):
                 raw_times.append(asyncio.run(raw_client(url, dataset, args.concurrency)))
                 elapsed, stored, pass1 = asyncio.run(
-                    runner_pass(url, dataset, args.concurrency, Path(tmp) / f"runs{r}.sqlite"))
+                    runner_pass(url, dataset, args.concurrency, Path(tmp) / f"runs{r}.sqlite")
+                )
                 run_times.append(elapsed)
-                print(f"  round {r + 1}: raw {raw_times[-1]:.2f} s, runner {elapsed:.2f} s "
-                      f"({stored} generations stored, pass@1 {100 * pass1:.1f})")
+                print(
+                    f"  round {r + 1}: raw {raw_times[-1]:.2f} s, runner {elapsed:.2f} s "
+                    f"({stored} generations stored, pass@1 {100 * pass1:.1f})"
+                )
     finally:
         proc.terminate()
         proc.wait()
     requests = len(dataset)
     ideal = requests * LATENCY / args.concurrency
     raw_best, run_best = min(raw_times), min(run_times)
-    print(f"server capacity (raw client): {requests / raw_best:7.1f} requests/s "
-          f"({requests * N / raw_best:7.1f} generations/s; latency-bound ideal {requests / ideal:.1f} req/s)")
-    print(f"runner throughput:           {requests / run_best:7.1f} requests/s "
-          f"({requests * N / run_best:7.1f} generations/s)")
+    print(
+        f"server capacity (raw client): {requests / raw_best:7.1f} requests/s "
+        f"({requests * N / raw_best:7.1f} generations/s; latency-bound ideal {requests / ideal:.1f} req/s)"
+    )
+    print(
+        f"runner throughput:           {requests / run_best:7.1f} requests/s "
+        f"({requests * N / run_best:7.1f} generations/s)"
+    )
     ratio = raw_best / run_best
-    print(f"runner / server: {100 * ratio:.1f}%  (goal >= 90%: {'PASS' if ratio >= 0.9 else 'FAIL'})")
+    print(
+        f"runner / server: {100 * ratio:.1f}%  (goal >= 90%: {'PASS' if ratio >= 0.9 else 'FAIL'})"
+    )
 
     # Streaming: long chain-of-thought answers in 4-character chunks, 5 ms apart per stream
     # (200 chunks/s each, faster than models stream), four streams at once.
     lag = stream_lag(dataset)
-    print(f"TUI while streaming {lag['cards']} generations ({lag['chars']} chars, "
-          f"{lag['seconds']:.1f} s): event-loop stall max {1000 * lag['max']:.1f} ms, "
-          f"p99 {1000 * lag['p99']:.1f} ms, median {1000 * lag['median']:.2f} ms over "
-          f"{lag['ticks']} ticks  (goal max < 100 ms: {'PASS' if lag['max'] < 0.1 else 'FAIL'})")
-    print(f"  largest CPU work of the event-loop thread within one tick: {1000 * lag['work_max']:.1f} ms "
-          "(the rest of a stall is waiting for a CPU)")
-    print(f"  same app idle, side by side: stall max {1000 * lag['idle_max']:.1f} ms, "
-          f"p99 {1000 * lag['idle_p99']:.1f} ms (the machine's own noise)")
-    print(f"load average during the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-          f"on {os.cpu_count()} CPUs")
+    print(
+        f"TUI while streaming {lag['cards']} generations ({lag['chars']} chars, "
+        f"{lag['seconds']:.1f} s): event-loop stall max {1000 * lag['max']:.1f} ms, "
+        f"p99 {1000 * lag['p99']:.1f} ms, median {1000 * lag['median']:.2f} ms over "
+        f"{lag['ticks']} ticks  (goal max < 100 ms: {'PASS' if lag['max'] < 0.1 else 'FAIL'})"
+    )
+    print(
+        f"  largest CPU work of the event-loop thread within one tick: {1000 * lag['work_max']:.1f} ms "
+        "(the rest of a stall is waiting for a CPU)"
+    )
+    print(
+        f"  same app idle, side by side: stall max {1000 * lag['idle_max']:.1f} ms, "
+        f"p99 {1000 * lag['idle_p99']:.1f} ms (the machine's own noise)"
+    )
+    print(
+        f"load average during the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        f"on {os.cpu_count()} CPUs"
+    )
 
 
 if __name__ == "__main__":

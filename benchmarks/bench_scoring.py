@@ -28,16 +28,18 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import official_reference  # noqa: E402
 
-from cruxtui.core.dataset import load_dataset  # noqa: E402
-from cruxtui.core.generations import load_generations  # noqa: E402
-from cruxtui.core.sandbox import Limits, Sandbox  # noqa: E402
-from cruxtui.core.scoring import score_generations  # noqa: E402
+from cruxtui.core.data.dataset import load_dataset  # noqa: E402
+from cruxtui.core.sandbox.pool import Limits, Sandbox  # noqa: E402
+from cruxtui.core.scoring.generations_file import load_generations  # noqa: E402
+from cruxtui.core.scoring.verdicts import score_generations  # noqa: E402
 
 SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
 TARGET_SPEEDUP = 40.0
 
 
-def measure(task: str, generations: dict[str, list[str]], dataset, rows, baseline_samples: int | None) -> float:
+def measure(
+    task: str, generations: dict[str, list[str]], dataset, rows, baseline_samples: int | None
+) -> float:
     predictions = sum(len(v) for v in generations.values())
     start = time.perf_counter()
     with Sandbox() as sandbox:
@@ -60,7 +62,9 @@ def measure(task: str, generations: dict[str, list[str]], dataset, rows, baselin
     )
     speedup = extrapolated / ours
     print(f"== {task} task: {len(generations)} samples, {predictions:,} predictions")
-    print(f"cruxtui (cold, incl. sandbox start): {ours:8.2f} s  ({ours / predictions * 1e3:.3f} ms/prediction)")
+    print(
+        f"cruxtui (cold, incl. sandbox start): {ours:8.2f} s  ({ours / predictions * 1e3:.3f} ms/prediction)"
+    )
     if subset_predictions == predictions:
         print(f"process per prediction (baseline):   {baseline:8.2f} s  (run whole)")
     else:
@@ -69,7 +73,9 @@ def measure(task: str, generations: dict[str, list[str]], dataset, rows, baselin
             f"(EXTRAPOLATED from {subset_predictions:,} predictions in {baseline:.2f} s)"
         )
     print(f"speed-up: {speedup:.1f}x (goal >= {TARGET_SPEEDUP:.0f}x)")
-    print(f"official-compatible verdicts differing from the baseline: {differ} of {subset_predictions:,}")
+    print(
+        f"official-compatible verdicts differing from the baseline: {differ} of {subset_predictions:,}"
+    )
     print(
         f"pass@1 official {scored.pass_at(1, official=True):.4f}  strict {scored.pass_at(1):.4f}   "
         f"pass@5 official {scored.pass_at(5, official=True):.4f}  strict {scored.pass_at(5):.4f}"
@@ -89,8 +95,15 @@ def measure(task: str, generations: dict[str, list[str]], dataset, rows, baselin
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baseline-samples", type=int, default=None, help="run the baseline on this many samples only")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--baseline-samples",
+        type=int,
+        default=None,
+        help="run the baseline on this many samples only",
+    )
     parser.add_argument("--task", choices=("output", "input", "both"), default="both")
     args = parser.parse_args()
 
@@ -102,7 +115,9 @@ def main() -> int:
         folder = SHARED / "generations" / "codellama-7b_temp0.2_output"
         generations = load_generations(folder / "generations.json")
         published = json.loads((folder / "scored.json").read_text())
-        print(f"published scores: pass@1 {published['pass_at_1']:.4f}, pass@5 {published['pass_at_5']:.4f}")
+        print(
+            f"published scores: pass@1 {published['pass_at_1']:.4f}, pass@5 {published['pass_at_5']:.4f}"
+        )
         measure("output", generations, dataset, rows, args.baseline_samples)
     if args.task in ("input", "both"):
         generations = official_reference.synthetic_input_generations(rows)

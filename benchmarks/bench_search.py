@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from cruxtui.core.dataset import load_dataset
-from cruxtui.core.search import SampleIndex
+from cruxtui.core.data.dataset import load_dataset
+from cruxtui.core.data.search import SampleIndex
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
@@ -77,8 +77,10 @@ def main() -> int:
         _ = (s.methods, s.output_type)
     meta_ms = (time.perf_counter() - t0) * 1000
     print(f"{dataset.description}")
-    print(f"load {load_ms:.1f} ms, index build {build_ms:.1f} ms, deriving methods and output types "
-          f"{meta_ms:.1f} ms (once; the Browse table pays it at first paint)")
+    print(
+        f"load {load_ms:.1f} ms, index build {build_ms:.1f} ms, deriving methods and output types "
+        f"{meta_ms:.1f} ms (once; the Browse table pays it at first paint)"
+    )
 
     typed = [k for q in QUERIES for k in keystrokes(q)]
     cold = [timed_search(index, k)[0] for k in typed]
@@ -104,12 +106,16 @@ def main() -> int:
         print(f"{q!r:<24} {hits[q]:>5} {statistics.median(ts):7.2f}ms {max(ts):7.2f}ms")
     print()
     i = max(range(len(cold)), key=cold.__getitem__)
-    print(f"worst cold keystroke {typed[i]!r}: {cold[i]:.2f} ms (a first method:/type: filter "
-          "on a fresh dataset includes the one-time derivation above)")
+    print(
+        f"worst cold keystroke {typed[i]!r}: {cold[i]:.2f} ms (a first method:/type: filter "
+        "on a fresh dataset includes the one-time derivation above)"
+    )
     worst = max(warm)
     verdict = "OK" if worst < GOAL_MS else "OVER GOAL"
-    print(f"worst keystroke with metadata derived (as in the app): {worst:.2f} ms "
-          f"vs goal {GOAL_MS:.0f} ms: {verdict}")
+    print(
+        f"worst keystroke with metadata derived (as in the app): {worst:.2f} ms "
+        f"vs goal {GOAL_MS:.0f} ms: {verdict}"
+    )
     return 0
 
 

@@ -44,8 +44,10 @@ def main() -> None:
         if not line.startswith("painted"):
             sys.exit(f"child did not paint: {line!r}")
         times.append(t)
-    print(f"start-up to first paint ({line}): median {statistics.median(times):.3f} s, "
-          f"min {min(times):.3f} s, max {max(times):.3f} s over {args.runs} runs (goal < 1.0 s)")
+    print(
+        f"start-up to first paint ({line}): median {statistics.median(times):.3f} s, "
+        f"min {min(times):.3f} s, max {max(times):.3f} s over {args.runs} runs (goal < 1.0 s)"
+    )
 
 
 if __name__ == "__main__":

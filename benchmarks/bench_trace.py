@@ -20,12 +20,12 @@ from pathlib import Path
 from textual.screen import Screen
 from textual.widgets import Static
 
-from cruxtui.core import tracer
-from cruxtui.core.dataset import Sample, load_dataset
-from cruxtui.core.sandbox import Sandbox
-from cruxtui.core.trace import trace, trace_many
+from cruxtui.core.data.dataset import Sample, load_dataset
+from cruxtui.core.sandbox.jobs import tracer
+from cruxtui.core.sandbox.pool import Sandbox
+from cruxtui.core.trace.steps import trace, trace_many
 from cruxtui.tui.app import CruxApp
-from cruxtui.tui.screens.trace import TraceScreen
+from cruxtui.tui.screens.trace_screen import TraceScreen
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = REPO.parent / "shared" / "data" / "cruxeval.jsonl"
@@ -46,18 +46,26 @@ def bench_all(samples: list[Sample]) -> None:
             rounds.append(time.perf_counter() - t0)
         sandboxed = min(rounds)
         t0 = time.perf_counter()
-        list(box.map(("cruxtui.core.sandbox:exec_call", {"code": c, "call": k}) for c, k, _ in items))
+        list(
+            box.map(
+                ("cruxtui.core.sandbox.pool:exec_call", {"code": c, "call": k}) for c, k, _ in items
+            )
+        )
         plain = time.perf_counter() - t0
     t0 = time.perf_counter()
     for code, call, expected in items:
         tracer.run(code, call, expected=expected)
     in_process = time.perf_counter() - t0
     steps = sum(len(t.steps) for t in traces)
-    print(f"trace all {len(items)} samples, sandboxed: {sandboxed:.2f} s (goal < 5 s; rounds "
-          f"{', '.join(f'{r:.2f}' for r in rounds)} s)  [{steps:,} steps; sandbox start "
-          f"{ready - started:.2f} s not included]")
-    print(f"  same samples, plain exec_call in the sandbox: {plain:.2f} s "
-          f"(tracing adds {sandboxed / plain:.2f}x)")
+    print(
+        f"trace all {len(items)} samples, sandboxed: {sandboxed:.2f} s (goal < 5 s; rounds "
+        f"{', '.join(f'{r:.2f}' for r in rounds)} s)  [{steps:,} steps; sandbox start "
+        f"{ready - started:.2f} s not included]"
+    )
+    print(
+        f"  same samples, plain exec_call in the sandbox: {plain:.2f} s "
+        f"(tracing adds {sandboxed / plain:.2f}x)"
+    )
     print(f"  same tracing in-process, not isolated: {in_process:.2f} s")
 
 
@@ -99,11 +107,17 @@ async def bench_open(samples: list[Sample], runs: int = 15) -> None:
             bare.append((time.perf_counter() - t0) * 1000)
             app.pop_screen()
             await pilot.pause()
-    print(f"open the Trace screen on a 1,000-step trace: median {statistics.median(opening):.0f} ms, "
-          f"min {min(opening):.0f}, max {max(opening):.0f} ms over {runs} (goal < 200 ms)")
-    print(f"  a bare screen opened the same way: median {statistics.median(bare):.0f} ms, "
-          f"min {min(bare):.0f} ms (Pilot's fixed cost)")
-    print(f"  jump to step 500 and render code + timeline: median {statistics.median(stepping):.1f} ms")
+    print(
+        f"open the Trace screen on a 1,000-step trace: median {statistics.median(opening):.0f} ms, "
+        f"min {min(opening):.0f}, max {max(opening):.0f} ms over {runs} (goal < 200 ms)"
+    )
+    print(
+        f"  a bare screen opened the same way: median {statistics.median(bare):.0f} ms, "
+        f"min {min(bare):.0f} ms (Pilot's fixed cost)"
+    )
+    print(
+        f"  jump to step 500 and render code + timeline: median {statistics.median(stepping):.1f} ms"
+    )
     print(f"  tracing that call in the sandbox: {traced * 1000:.0f} ms")
 
 

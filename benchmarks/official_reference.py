@@ -46,9 +46,30 @@ def _disable_dangerous_functions() -> None:
     builtins.exit = None  # type: ignore[assignment]
     builtins.quit = None  # type: ignore[assignment]
     for name in (
-        "kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork",
-        "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod",
-        "fchown", "chmod", "chown", "chroot", "lchown", "getcwd", "chdir",
+        "kill",
+        "system",
+        "putenv",
+        "remove",
+        "removedirs",
+        "rmdir",
+        "fchdir",
+        "setuid",
+        "fork",
+        "forkpty",
+        "killpg",
+        "rename",
+        "renames",
+        "truncate",
+        "replace",
+        "unlink",
+        "fchmod",
+        "fchown",
+        "chmod",
+        "chown",
+        "chroot",
+        "lchown",
+        "getcwd",
+        "chdir",
     ):
         setattr(os, name, None)
     shutil.rmtree = None  # type: ignore[assignment]
@@ -120,15 +141,21 @@ def score_sample(args: tuple[Sequence[str], tuple[str, str, str], str]) -> list[
     return verdicts
 
 
-def score(generations: dict[str, list[str]], rows: dict[str, dict[str, str]], mode: str) -> dict[str, list[bool]]:
+def score(
+    generations: dict[str, list[str]], rows: dict[str, dict[str, str]], mode: str
+) -> dict[str, list[bool]]:
     """Official-style verdicts for every sample of `generations` (`rows`: dataset rows by id)."""
     ids = list(generations)
-    work = [(generations[i], (rows[i]["code"], rows[i]["input"], rows[i]["output"]), mode) for i in ids]
+    work = [
+        (generations[i], (rows[i]["code"], rows[i]["input"], rows[i]["output"]), mode) for i in ids
+    ]
     with ProcessPoolExecutor() as pool:
         return dict(zip(ids, pool.map(score_sample, work), strict=True))
 
 
-def synthetic_input_generations(rows: dict[str, dict[str, str]], seed: int = 0) -> dict[str, list[str]]:
+def synthetic_input_generations(
+    rows: dict[str, dict[str, str]], seed: int = 0
+) -> dict[str, list[str]]:
     """Ten input-task predictions per sample: right, reformatted, wrong, broken and splice-sensitive.
 
     - `f(<input>)` and the same arguments re-printed by `ast.unparse` (both pass);
@@ -188,5 +215,9 @@ def _nudged(given: str) -> str:
         changed = {**value, "extra": 1}
     else:
         return given
-    call.args[0] = ast.Constant(changed) if not isinstance(changed, list | dict) else ast.parse(repr(changed), mode="eval").body
+    call.args[0] = (
+        ast.Constant(changed)
+        if not isinstance(changed, list | dict)
+        else ast.parse(repr(changed), mode="eval").body
+    )
     return ast.unparse(call)[2:-1]

@@ -1,4 +1,4 @@
-"""Write `cruxtui/data/starter.jsonl`: the starter set the app opens when the benchmark is absent.
+"""Write `cruxtui/core/data/starter.jsonl`: the starter set the app opens when the benchmark is absent.
 
 The functions below were written for cruxtui in the style of CRUXEval (short `f` using str / list /
 dict methods, loops and conditions); none is copied from the benchmark. Each output is produced by
@@ -19,9 +19,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cruxtui.core.atomic import atomic_write_text  # noqa: E402
+from cruxtui.core.util.atomic import atomic_write_text  # noqa: E402
 
-OUT = REPO / "cruxtui" / "data" / "starter.jsonl"
+OUT = REPO / "cruxtui" / "core" / "data" / "starter.jsonl"
 
 # (code, input): `input` is the text of the arguments, exactly as the benchmark writes it.
 FUNCTIONS: list[tuple[str, str]] = [

@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cruxtui.core.dataset import Dataset, load_dataset  # noqa: E402
+from cruxtui.core.data.dataset import Dataset, load_dataset  # noqa: E402
 from cruxtui.tui.app import CruxApp  # noqa: E402
 
 SIZE = (110, 34)
@@ -143,7 +143,7 @@ async def runs(pilot: Pilot) -> None:
     import tempfile
 
     from cruxtui.core.models import ModelSpec, SamplingParams, make_backend
-    from cruxtui.core.runner import Runner, prepare_run
+    from cruxtui.core.runs.runner import Runner, prepare_run
     from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
     from cruxtui.tui.run_store import app_store
 
@@ -153,9 +153,15 @@ async def runs(pilot: Pilot) -> None:
     with FakeOpenAI(CruxevalResponder(samples.values(), "mixed", accuracy=0.6)) as server:
         for seed, mode in enumerate(("direct", "cot")):
             backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"))
-            _, plan = prepare_run(app_store(app), backend, dataset_digest=app.dataset.digest,
-                                  task="output", mode=mode, style="chat",
-                                  params=SamplingParams(n=3, seed=seed))
+            _, plan = prepare_run(
+                app_store(app),
+                backend,
+                dataset_digest=app.dataset.digest,
+                task="output",
+                mode=mode,
+                style="chat",
+                params=SamplingParams(n=3, seed=seed),
+            )
             await Runner(plan, app_store(app), samples).run(list(samples))
             await backend.aclose()
     await pilot.press("R", "space", "down", "space", "c")

@@ -18,11 +18,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cruxtui.core.case_build import cases_from_run  # noqa: E402
-from cruxtui.core.cases import CaseError, case_path, load_case, save_case  # noqa: E402
-from cruxtui.core.dataset import load_dataset  # noqa: E402
-from cruxtui.core.run_import import import_generations  # noqa: E402
-from cruxtui.core.runs import RunStore  # noqa: E402
+from cruxtui.core.cases.build import cases_from_run  # noqa: E402
+from cruxtui.core.cases.case_file import CaseError, case_path, load_case, save_case  # noqa: E402
+from cruxtui.core.data.dataset import load_dataset  # noqa: E402
+from cruxtui.core.runs.import_generations import import_generations  # noqa: E402
+from cruxtui.core.runs.store import RunStore  # noqa: E402
 
 SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
 GENERATIONS = SHARED / "generations" / "codellama-7b_temp0.2_output" / "generations.json"
@@ -67,11 +67,16 @@ def main() -> int:
     for case in made.cases:
         tags, note = SEEDS[case.sample_id]
         case.tags, case.note = tags, note
-        case.origin = case.origin.replace(f"run {run.id}", f"released CRUXEval generations "
-                                          f"{GENERATIONS.parent.name}/{GENERATIONS.name}")
+        case.origin = case.origin.replace(
+            f"run {run.id}",
+            f"released CRUXEval generations {GENERATIONS.parent.name}/{GENERATIONS.name}",
+        )
         with contextlib.suppress(CaseError):  # a new case keeps its fresh creation time
             case.created = load_case(case_path(case, out)).created
-        print(save_case(case, out).relative_to(REPO), f"failed {case.failures}/{len(case.generations)}")
+        print(
+            save_case(case, out).relative_to(REPO),
+            f"failed {case.failures}/{len(case.generations)}",
+        )
     for why in made.skipped:
         print("skipped", why)
     return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cruxtui.core.dataset import Dataset, load_dataset
+from cruxtui.core.data.dataset import Dataset, load_dataset
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
@@ -17,7 +17,9 @@ CODELLAMA_OUTPUT = SHARED_DATA / "generations" / "codellama-7b_temp0.2_output"
 
 
 @pytest.fixture(autouse=True)
-def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Never read or write the real user's cache, data or config folders from a test."""
     base = tmp_path_factory.mktemp("userdirs")
     monkeypatch.setenv("CRUXTUI_CACHE_DIR", str(base / "cache"))

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from cruxtui.core.dataset import Sample, read_jsonl
+from cruxtui.core.data.dataset import Sample, read_jsonl
 
 FAULT_KINDS = ("rate_limit", "server_error", "slow", "cut", "drop")
 
@@ -74,7 +74,9 @@ class Fault:
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault {self.kind!r} (expected one of {', '.join(FAULT_KINDS)})")
+            raise ValueError(
+                f"unknown fault {self.kind!r} (expected one of {', '.join(FAULT_KINDS)})"
+            )
 
 
 Responder = Callable[[FakeRequest], str]
@@ -144,7 +146,10 @@ class FakeOpenAI:
 
     def start(self) -> FakeOpenAI:
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-openai",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -220,8 +225,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": kind, "code": status}}, headers)
+    def _error(
+        self, status: int, message: str, kind: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self._send_json(
+            status, {"error": {"message": message, "type": kind, "code": status}}, headers
+        )
 
     def _abort_connection(self) -> None:
         """Close the socket at once: the client sees the response (or the stream) cut off."""
@@ -263,7 +272,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not self._authorised():
             return
-        models = [{"id": m, "object": "model", "owned_by": "cruxtui"} for m in self.server.fake.models]
+        models = [
+            {"id": m, "object": "model", "owned_by": "cruxtui"} for m in self.server.fake.models
+        ]
         self._send_json(200, {"object": "list", "data": models})
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
@@ -288,16 +299,22 @@ class _Handler(BaseHTTPRequestHandler):
             return
         number, fault = fake._next()
         if fault is not None and fault.kind == "rate_limit":
-            headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+            headers = (
+                {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+            )
             self._error(429, "Rate limit reached, slow down.", "rate_limit_error", headers)
             return
         if fault is not None and fault.kind == "server_error":
-            self._error(fault.status, "The server had an error processing your request.", "server_error")
+            self._error(
+                fault.status, "The server had an error processing your request.", "server_error"
+            )
             return
         if fault is not None and fault.kind == "drop":
             self._abort_connection()
             return
-        time.sleep(fake.latency + (fault.delay if fault is not None and fault.kind == "slow" else 0))
+        time.sleep(
+            fake.latency + (fault.delay if fault is not None and fault.kind == "slow" else 0)
+        )
         messages = body.get("messages") or []
         if endpoint == "chat":
             prompt = "\n\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
@@ -328,15 +345,28 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._whole(endpoint, model, texts, prompt_tokens, cutting)
 
-    def _whole(self, endpoint: str, model: str, texts: list[tuple[str, str]], prompt_tokens: int,
-               cutting: bool) -> None:
+    def _whole(
+        self,
+        endpoint: str,
+        model: str,
+        texts: list[tuple[str, str]],
+        prompt_tokens: int,
+        cutting: bool,
+    ) -> None:
         choices = []
         for i, (text, finish) in enumerate(texts):
             if endpoint == "chat":
-                choices.append({"index": i, "message": {"role": "assistant", "content": text},
-                                "finish_reason": finish})
+                choices.append(
+                    {
+                        "index": i,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": finish,
+                    }
+                )
             else:
-                choices.append({"index": i, "text": text, "finish_reason": finish, "logprobs": None})
+                choices.append(
+                    {"index": i, "text": text, "finish_reason": finish, "logprobs": None}
+                )
         payload = {
             "id": f"cmpl-{time.monotonic_ns()}",
             "object": "chat.completion" if endpoint == "chat" else "text_completion",
@@ -360,8 +390,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data[: len(data) // 2])
         self._abort_connection()
 
-    def _stream(self, endpoint: str, model: str, text_finish: tuple[str, str], prompt_tokens: int,
-                body: dict[str, Any], cut: int | None, cutting: bool) -> None:
+    def _stream(
+        self,
+        endpoint: str,
+        model: str,
+        text_finish: tuple[str, str],
+        prompt_tokens: int,
+        body: dict[str, Any],
+        cut: int | None,
+        cutting: bool,
+    ) -> None:
         fake = self.server.fake
         text, finish = text_finish
         self.send_response(200)
@@ -377,21 +415,37 @@ class _Handler(BaseHTTPRequestHandler):
         limit = (len(text) // 2 if cut is None else cut) if cutting else None
 
         def event(choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> None:
-            payload: dict[str, Any] = {"id": ident, "object": kind, "created": int(time.time()),
-                                       "model": model, "choices": choices}
+            payload: dict[str, Any] = {
+                "id": ident,
+                "object": kind,
+                "created": int(time.time()),
+                "model": model,
+                "choices": choices,
+            }
             if usage is not None:
                 payload["usage"] = usage
             self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
 
         def choice(piece: str, finish_reason: str | None) -> dict[str, Any]:
             if endpoint == "chat":
-                return {"index": 0, "delta": {"content": piece} if piece else {},
-                        "finish_reason": finish_reason}
+                return {
+                    "index": 0,
+                    "delta": {"content": piece} if piece else {},
+                    "finish_reason": finish_reason,
+                }
             return {"index": 0, "text": piece, "finish_reason": finish_reason, "logprobs": None}
 
         try:
             if endpoint == "chat":
-                event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+                event(
+                    [
+                        {
+                            "index": 0,
+                            "delta": {"role": "assistant", "content": ""},
+                            "finish_reason": None,
+                        }
+                    ]
+                )
             sent = 0
             for start in range(0, len(text), fake.chunk_chars):
                 piece = text[start : start + fake.chunk_chars]
@@ -411,8 +465,14 @@ class _Handler(BaseHTTPRequestHandler):
             event([choice("", finish)])
             if (body.get("stream_options") or {}).get("include_usage"):
                 completion_tokens = _count_tokens(text)
-                event([], {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                           "total_tokens": prompt_tokens + completion_tokens})
+                event(
+                    [],
+                    {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    },
+                )
             self._chunk(b"data: [DONE]\n\n")
             self._chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
@@ -465,7 +525,9 @@ class CruxevalResponder:
     mode (direct, [THOUGHT] or [SCRATCHPAD] first) and style (a completion prompt already opened
     the first tag)."""
 
-    def __init__(self, samples: Iterable[Sample], behaviour: str = "correct", accuracy: float = 0.5) -> None:
+    def __init__(
+        self, samples: Iterable[Sample], behaviour: str = "correct", accuracy: float = 0.5
+    ) -> None:
         if behaviour not in ("correct", "wrong", "mixed"):
             raise ValueError(f"unknown behaviour {behaviour!r} (expected correct, wrong or mixed)")
         self.behaviour = behaviour
@@ -480,7 +542,9 @@ class CruxevalResponder:
             self._by_input_query.setdefault((code, s.output), s)
 
     @classmethod
-    def from_file(cls, path: str, behaviour: str = "correct", accuracy: float = 0.5) -> CruxevalResponder:
+    def from_file(
+        cls, path: str, behaviour: str = "correct", accuracy: float = 0.5
+    ) -> CruxevalResponder:
         return cls(read_jsonl(path), behaviour, accuracy)
 
     def __call__(self, request: FakeRequest) -> str:
@@ -554,14 +618,18 @@ def _format_reply(request: FakeRequest, assertion: str, scratchpad: Callable[[],
 def _traced_scratchpad(sample: Sample) -> str:
     """The scratchpad of the real run (traced in the sandbox); the bound arguments and the
     expected result when tracing is not possible."""
-    from cruxtui.core.prompts import scratchpad_from_trace
-    from cruxtui.core.trace import trace
+    from cruxtui.core.models.prompts import scratchpad_from_trace
+    from cruxtui.core.trace.steps import trace
 
     pad = scratchpad_from_trace(trace(sample.code, sample.call))
     if pad is not None:
         return pad
     try:
-        fn = next(n for n in ast.parse(sample.code).body if isinstance(n, ast.FunctionDef) and n.name == "f")
+        fn = next(
+            n
+            for n in ast.parse(sample.code).body
+            if isinstance(n, ast.FunctionDef) and n.name == "f"
+        )
         names = [a.arg for a in fn.args.args]
         values = ast.literal_eval(f"({sample.input},)")
         bound = ", ".join(f"{n}={v!r}" for n, v in zip(names, values, strict=True))
@@ -633,17 +701,35 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
-    parser.add_argument("--chunk-delay", type=float, default=0.0, help="seconds between stream chunks")
+    parser.add_argument(
+        "--chunk-delay", type=float, default=0.0, help="seconds between stream chunks"
+    )
     parser.add_argument("--model", action="append", help="model name to serve (repeatable)")
     parser.add_argument("--key", help="require this API key (401 otherwise)")
-    parser.add_argument("--mode", choices=("correct", "wrong", "mixed", "constant"), default="constant")
-    parser.add_argument("--accuracy", type=float, default=0.5, help="share of right answers in mixed mode")
-    parser.add_argument("--dataset", help="CRUXEval JSONL the correct/wrong/mixed model answers from")
-    parser.add_argument("--text", default="[ANSWER]\nassert f(1) == 1\n[/ANSWER]", help="reply in constant mode")
-    parser.add_argument("--fault", action="append", default=[],
-                        help="queue a fault for the next request: rate_limit:SECS, server_error:STATUS, slow:SECS, cut:CHARS, drop")
-    parser.add_argument("--fault-every", type=int, default=0,
-                        help="apply --fault-kind to every Nth request (0: never)")
+    parser.add_argument(
+        "--mode", choices=("correct", "wrong", "mixed", "constant"), default="constant"
+    )
+    parser.add_argument(
+        "--accuracy", type=float, default=0.5, help="share of right answers in mixed mode"
+    )
+    parser.add_argument(
+        "--dataset", help="CRUXEval JSONL the correct/wrong/mixed model answers from"
+    )
+    parser.add_argument(
+        "--text", default="[ANSWER]\nassert f(1) == 1\n[/ANSWER]", help="reply in constant mode"
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        help="queue a fault for the next request: rate_limit:SECS, server_error:STATUS, slow:SECS, cut:CHARS, drop",
+    )
+    parser.add_argument(
+        "--fault-every",
+        type=int,
+        default=0,
+        help="apply --fault-kind to every Nth request (0: never)",
+    )
     parser.add_argument("--fault-kind", default="server_error", help="fault used by --fault-every")
     args = parser.parse_args(argv)
 
@@ -660,8 +746,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     fault_for = (lambda n: every if (n + 1) % args.fault_every == 0 else None) if every else None
     server = FakeOpenAI(
-        responder, latency=args.latency, chunk_delay=args.chunk_delay,
-        models=args.model or ["fake-model"], api_key=args.key, faults=faults, fault_for=fault_for,
+        responder,
+        latency=args.latency,
+        chunk_delay=args.chunk_delay,
+        models=args.model or ["fake-model"],
+        api_key=args.key,
+        faults=faults,
+        fault_for=fault_for,
         port=args.port,
     )
     stop = threading.Event()
@@ -679,4 +770,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -12,9 +12,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
-from cruxtui.core.dataset import Dataset, Sample, Source
+from cruxtui.core.data.dataset import Dataset, Sample, Source
 from cruxtui.tui.columns import Column
-from cruxtui.tui.commands import SampleCommands
+from cruxtui.tui.palette import SampleCommands
 from cruxtui.tui.scored_set import install as install_scored_set
 from cruxtui.tui.step_counts import StepCommands
 from cruxtui.tui.step_counts import install as install_step_counts
@@ -51,7 +51,7 @@ class CruxApp(App[int]):
         self.sub_title = dataset.description
 
     def on_mount(self) -> None:
-        from cruxtui.tui.screens.browse import BrowseScreen
+        from cruxtui.tui.screens.browse_screen import BrowseScreen
 
         self.push_screen(BrowseScreen())
         self.call_after_refresh(install_step_counts, self)  # the dataset digest costs ~10 ms
@@ -94,7 +94,7 @@ class CruxApp(App[int]):
             self.show_error(f"{event.worker.name or 'Background task'} failed", event.worker.error)
 
     def show_error(self, title: str, error: BaseException | str) -> None:
-        from cruxtui.tui.screens.error import ErrorScreen
+        from cruxtui.tui.screens.error_screen import ErrorScreen
 
         text = error if isinstance(error, str) else (str(error) or type(error).__name__)
         self.push_screen(ErrorScreen(title, text))
@@ -102,7 +102,7 @@ class CruxApp(App[int]):
     # Navigation ----------------------------------------------------------------------------
     def open_sample(self, sample_id: str) -> None:
         """Show a sample (from the palette, a run comparison, a case...)."""
-        from cruxtui.tui.screens.sample import SampleScreen
+        from cruxtui.tui.screens.sample_screen import SampleScreen
 
         sample = self.find_sample(sample_id)
         if sample is None:
@@ -117,20 +117,20 @@ class CruxApp(App[int]):
 
     def action_runs(self) -> None:
         """The Runs screen: stored model runs, comparisons, run columns for Browse."""
-        from cruxtui.tui.screens.runs import RunsScreen
+        from cruxtui.tui.screens.runs_screen import RunsScreen
 
         if not isinstance(self.screen, RunsScreen):
             self.push_screen(RunsScreen())
 
     def action_cases(self) -> None:
         """The Cases screen: the saved failures of the gallery folder."""
-        from cruxtui.tui.screens.cases import CasesScreen
+        from cruxtui.tui.screens.cases_screen import CasesScreen
 
         if not isinstance(self.screen, CasesScreen):
             self.push_screen(CasesScreen())
 
     def action_help(self) -> None:
-        from cruxtui.tui.screens.help import HelpScreen
+        from cruxtui.tui.screens.help_screen import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from cruxtui.core.cases import (
+from cruxtui.core.cases.case_file import (
     CaseError,
     FailureCase,
     case_path,
@@ -21,8 +21,8 @@ from cruxtui.core.cases import (
     merge_tags,
     save_case,
 )
-from cruxtui.core.dataset import Sample
-from cruxtui.tui.screens.case_form import CaseFormScreen
+from cruxtui.core.data.dataset import Sample
+from cruxtui.tui.screens.case_form_screen import CaseFormScreen
 
 
 def case_folder(app: Any) -> Path:
@@ -30,15 +30,22 @@ def case_folder(app: Any) -> Path:
     return cases_dir(getattr(app.options, "cases", None))
 
 
-def save_failure(screen: Any, sample: Sample, run_id: str | None = None, variant: Any = None) -> None:
+def save_failure(
+    screen: Any, sample: Sample, run_id: str | None = None, variant: Any = None
+) -> None:
     """Start the save flow for `sample` (or a perturbation `variant`, whose `sample` it is) on
     `screen`; a worker, since it waits for the modal."""
-    screen.run_worker(_save(screen, sample, run_id, variant), name="Save case", group="save-case",
-                      exclusive=True, exit_on_error=False)
+    screen.run_worker(
+        _save(screen, sample, run_id, variant),
+        name="Save case",
+        group="save-case",
+        exclusive=True,
+        exit_on_error=False,
+    )
 
 
 async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -> Path | None:
-    from cruxtui.core.case_build import latest_failure
+    from cruxtui.core.cases.build import latest_failure
     from cruxtui.tui.run_store import app_store
 
     app = screen.app
@@ -47,23 +54,34 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
     try:
         draft = await asyncio.to_thread(_scored_failure, app, sample) if run_id is None else None
         if draft is None:
-            draft = await asyncio.to_thread(latest_failure, app_store(app), app.dataset, sample.id,
-                                            run_id, variant)
+            draft = await asyncio.to_thread(
+                latest_failure, app_store(app), app.dataset, sample.id, run_id, variant
+            )
     except ValueError as exc:
         app.notify(str(exc), title="Save case", severity="error")
         return None
     if draft is None:
-        app.notify(f"No failure of {sample.id} in the stored runs: run a model on it first (r).",
-                   title="Save case", severity="warning")
+        app.notify(
+            f"No failure of {sample.id} in the stored runs: run a model on it first (r).",
+            title="Save case",
+            severity="warning",
+        )
         return None
     folder = case_folder(app)
     existing = _existing(case_path(draft, folder))
-    summary = (f"{draft.sample_id} · {draft.task}/{draft.mode} · {draft.model.model}\n"
-               f"failed {draft.failures} of {len(draft.generations)} response(s)"
-               + ("\n(already saved: this updates it)" if existing else ""))
-    answer = await app.push_screen_wait(CaseFormScreen(
-        "Save this failure as a case", summary,
-        tags=existing.tags if existing else [], note=existing.note if existing else ""))
+    summary = (
+        f"{draft.sample_id} · {draft.task}/{draft.mode} · {draft.model.model}\n"
+        f"failed {draft.failures} of {len(draft.generations)} response(s)"
+        + ("\n(already saved: this updates it)" if existing else "")
+    )
+    answer = await app.push_screen_wait(
+        CaseFormScreen(
+            "Save this failure as a case",
+            summary,
+            tags=existing.tags if existing else [],
+            note=existing.note if existing else "",
+        )
+    )
     if answer is None:
         return None
     draft.tags, draft.note = merge_tags([], answer[0]), answer[1]
@@ -72,7 +90,9 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
     try:
         path = await asyncio.to_thread(save_case, draft, folder)
     except OSError as exc:
-        app.notify(f"{folder}: cannot write ({exc.strerror or exc})", title="Save case", severity="error")
+        app.notify(
+            f"{folder}: cannot write ({exc.strerror or exc})", title="Save case", severity="error"
+        )
         return None
     app.notify(f"Saved {path.name} in {folder}", title="Case saved")
     return path
@@ -80,16 +100,21 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
 
 def _scored_failure(app: Any, sample: Sample) -> FailureCase | None:
     """The sample's generations in the scored set the Sample screen lists (`--generations`)."""
-    from cruxtui.core.case_build import case_from_scored
+    from cruxtui.core.cases.build import case_from_scored
     from cruxtui.tui.scored_set import scored_set_of
 
     scored = scored_set_of(app)
     if scored is None or sample.id not in scored.verdicts or sample.id not in scored.generations:
         return None
     path = Path(getattr(app.options, "generations", "") or "generations.json")
-    return case_from_scored(sample, scored.task, scored.generations[sample.id],
-                            scored.verdicts[sample.id], model=path.parent.name or path.stem,
-                            source=str(path))
+    return case_from_scored(
+        sample,
+        scored.task,
+        scored.generations[sample.id],
+        scored.verdicts[sample.id],
+        model=path.parent.name or path.stem,
+        source=str(path),
+    )
 
 
 def _existing(path: Path) -> FailureCase | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from cruxtui.core.dataset import Sample
+from cruxtui.core.data.dataset import Sample
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cruxtui.core.runs import RunStore
+from cruxtui.core.runs.store import RunStore
 
 _ATTR = "_crux_run_store"
 

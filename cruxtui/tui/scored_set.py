@@ -18,7 +18,7 @@ from textual.worker import get_current_worker
 from cruxtui.tui.columns import Column
 
 if TYPE_CHECKING:
-    from cruxtui.core.scoring import ScoredSet
+    from cruxtui.core.scoring.verdicts import ScoredSet
     from cruxtui.tui.app import CruxApp
 
 KEY = "pass"
@@ -52,9 +52,9 @@ def load(app: CruxApp, path: str, task: str) -> None:
 
 
 def _score(app: CruxApp, path: str, task: str) -> None:
-    from cruxtui.core.generations import check_sample_ids, load_generations
-    from cruxtui.core.sandbox import default_sandbox
-    from cruxtui.core.scoring import score_generations
+    from cruxtui.core.sandbox.pool import default_sandbox
+    from cruxtui.core.scoring.generations_file import check_sample_ids, load_generations
+    from cruxtui.core.scoring.verdicts import score_generations
 
     worker = get_current_worker()
     generations = load_generations(path)
@@ -68,7 +68,13 @@ def show(app: CruxApp, scored: ScoredSet, name: str = "") -> None:
     """Hold `scored` on the app: the Browse column, the filter key and the Sample list use it."""
     setattr(app, _ATTR, scored)
     app.set_column(
-        Column(KEY, "pass", value=partial(_cell, scored), sort_key=partial(_rate_order, scored), width=7)
+        Column(
+            KEY,
+            "pass",
+            value=partial(_cell, scored),
+            sort_key=partial(_rate_order, scored),
+            width=7,
+        )
     )
     if FILTER in app.extra_filters:
         app.set_filter(FILTER, partial(_failing, scored))
@@ -91,7 +97,10 @@ def toggle_failures(app: CruxApp) -> None:
     """Browse's one-key filter: only samples with at least one failing generation (and back)."""
     scored = scored_set_of(app)
     if scored is None:
-        app.notify("No scored generations: start with --generations FILE --task output|input.", severity="warning")
+        app.notify(
+            "No scored generations: start with --generations FILE --task output|input.",
+            severity="warning",
+        )
         return
     if FILTER in app.extra_filters:
         app.set_filter(FILTER, None)

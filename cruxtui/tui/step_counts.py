@@ -18,19 +18,23 @@ from typing import TYPE_CHECKING, Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.worker import get_current_worker
 
-from cruxtui.core import numsteps
+from cruxtui.core.trace import numsteps
 from cruxtui.tui.columns import Column
 
 if TYPE_CHECKING:
-    from cruxtui.core.sandbox import Sandbox
+    from cruxtui.core.sandbox.pool import Sandbox
     from cruxtui.tui.app import CruxApp
 
 KEY = "numsteps"
 _ATTR = "_crux_numsteps"
 _QUERY = re.compile(r"^\s*(?:num)?steps\s*(<=|>=|<|>|==|=)\s*(\d+)\s*$", re.IGNORECASE)
 _OPS: dict[str, Callable[[int, int], bool]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "=": operator.eq, "==": operator.eq,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "=": operator.eq,
+    "==": operator.eq,
 }
 
 
@@ -53,7 +57,7 @@ def app_sandbox(sandbox: Sandbox | None = None) -> Sandbox:
     the thread that started them (PDEATHSIG), so a thread worker must never be first to ask."""
     if sandbox is not None:
         return sandbox
-    from cruxtui.core.sandbox import default_sandbox
+    from cruxtui.core.sandbox.pool import default_sandbox
 
     return default_sandbox()
 
@@ -61,8 +65,12 @@ def app_sandbox(sandbox: Sandbox | None = None) -> Sandbox:
 def start_counting(app: CruxApp, then: Callable[[], None] | None = None) -> None:
     """Count every sample's steps in a thread worker, then add the column (and run `then`)."""
     app.run_worker(
-        partial(_count, app, app_sandbox(), then), thread=True, name="Counting steps", group=KEY,
-        exclusive=True, exit_on_error=False,
+        partial(_count, app, app_sandbox(), then),
+        thread=True,
+        name="Counting steps",
+        group=KEY,
+        exclusive=True,
+        exit_on_error=False,
     )
 
 
@@ -81,7 +89,8 @@ def _show(app: CruxApp, counts: dict[str, int]) -> None:
     setattr(app, _ATTR, counts)
     app.set_column(
         Column(
-            KEY, "numsteps",
+            KEY,
+            "numsteps",
             value=lambda s: str(counts[s.id]) if s.id in counts else "",
             sort_key=lambda s: counts.get(s.id, -1),
             width=9,
@@ -98,7 +107,9 @@ def set_filter(app: CruxApp, op: str, bound: int) -> None:
         return
     compare = _OPS[op]
     clear_filter(app)  # one numsteps filter at a time: a new bound replaces the old one
-    app.set_filter(f"numsteps{op}{bound}", lambda s: s.id in counts and compare(counts[s.id], bound))
+    app.set_filter(
+        f"numsteps{op}{bound}", lambda s: s.id in counts and compare(counts[s.id], bound)
+    )
 
 
 def clear_filter(app: CruxApp) -> None:
@@ -117,13 +128,17 @@ class StepCommands(Provider):
         app = self._app
         commands = []
         if counts_of(app) is None:
-            commands.append((
-                "Count steps (numsteps) for every sample",
-                partial(start_counting, app),
-                "adds a sortable numsteps column to Browse",
-            ))
+            commands.append(
+                (
+                    "Count steps (numsteps) for every sample",
+                    partial(start_counting, app),
+                    "adds a sortable numsteps column to Browse",
+                )
+            )
         if any(n.startswith(KEY) for n in app.extra_filters):
-            commands.append(("Clear the numsteps filter", partial(clear_filter, app), "show every sample again"))
+            commands.append(
+                ("Clear the numsteps filter", partial(clear_filter, app), "show every sample again")
+            )
         return commands
 
     async def discover(self) -> Hits:
@@ -135,8 +150,10 @@ class StepCommands(Provider):
         if found:
             op, bound = found.group(1), int(found.group(2))
             yield Hit(
-                1.0, f"Show samples with numsteps {op} {bound}",
-                partial(set_filter, self._app, op, bound), help="a Browse filter on the step count",
+                1.0,
+                f"Show samples with numsteps {op} {bound}",
+                partial(set_filter, self._app, op, bound),
+                help="a Browse filter on the step count",
             )
             return
         matcher = self.matcher(query)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cruxtui.core.models.base import (
+from cruxtui.core.models.backend import (
     Backend,
     Completion,
     ModelError,
@@ -36,13 +36,15 @@ def make_backend(
     if spec.backend == "openai":
         from cruxtui.core.models.openai_compat import OpenAICompatBackend
 
-        return OpenAICompatBackend(spec, api_key=api_key, timeout=timeout, retry=retry, on_retry=on_retry)
+        return OpenAICompatBackend(
+            spec, api_key=api_key, timeout=timeout, retry=retry, on_retry=on_retry
+        )
     if spec.backend == "vllm":
         from cruxtui.core.models.vllm_offline import VllmBackend
 
         return VllmBackend(spec, **options)
     if spec.backend == "replay":
-        from cruxtui.core.models.replay import ReplayBackend
+        from cruxtui.core.models.recorded import ReplayBackend
 
         if not spec.path:
             raise ModelError("config", "a replay model needs a generations file (path)")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cruxtui.core.models.base import (
+from cruxtui.core.models.backend import (
     APIS,
     BACKENDS,
     Backend,
@@ -42,9 +42,21 @@ from cruxtui.core.models.base import (
     RetryHook,
     RetryPolicy,
 )
-from cruxtui.core.paths import config_dir
+from cruxtui.core.util.paths import config_dir
 
-ENDPOINT_KEYS = frozenset({"backend", "base_url", "model", "api", "api_key_env", "api_key", "timeout", "path", "concurrency"})
+ENDPOINT_KEYS = frozenset(
+    {
+        "backend",
+        "base_url",
+        "model",
+        "api",
+        "api_key_env",
+        "api_key",
+        "timeout",
+        "path",
+        "concurrency",
+    }
+)
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -63,7 +75,9 @@ class Endpoint:
     name: str | None = None
 
 
-def load_endpoints(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, dict[str, Any]], str | None]:
+def load_endpoints(
+    path: str | os.PathLike[str] | None = None,
+) -> tuple[dict[str, dict[str, Any]], str | None]:
     """The `[endpoints.*]` tables and the `default` name from the config file (none if absent)."""
     p = Path(path) if path is not None else config_path()
     try:
@@ -121,7 +135,9 @@ def resolve_endpoint(
 
     chosen_backend = backend or table.get("backend") or "openai"
     if chosen_backend not in BACKENDS:
-        raise ModelError("config", f"unknown backend {chosen_backend!r} (expected one of {', '.join(BACKENDS)})")
+        raise ModelError(
+            "config", f"unknown backend {chosen_backend!r} (expected one of {', '.join(BACKENDS)})"
+        )
     chosen_api = api or table.get("api") or "chat"
     if chosen_api not in APIS:
         raise ModelError("config", f"unknown api {chosen_api!r} (expected chat or completions)")
@@ -142,23 +158,40 @@ def resolve_endpoint(
     if chosen_backend == "openai":
         chosen_url = base_url or table.get("base_url") or env.get("OPENAI_BASE_URL") or None
         key_env = table.get("api_key_env")
-        key = api_key or (env.get(key_env) if key_env else None) or table.get("api_key") or env.get("OPENAI_API_KEY")
+        key = (
+            api_key
+            or (env.get(key_env) if key_env else None)
+            or table.get("api_key")
+            or env.get("OPENAI_API_KEY")
+        )
         if key_env and not api_key and not env.get(key_env) and not table.get("api_key"):
-            raise ModelError("auth", f"endpoint {name!r} reads its key from ${key_env}, which is not set")
+            raise ModelError(
+                "auth", f"endpoint {name!r} reads its key from ${key_env}, which is not set"
+            )
 
     raw_timeout = timeout if timeout is not None else table.get("timeout", DEFAULT_TIMEOUT)
     try:
         chosen_timeout = float(raw_timeout)
     except (TypeError, ValueError):
-        raise ModelError("config", f"timeout must be a number of seconds (got {raw_timeout!r})") from None
+        raise ModelError(
+            "config", f"timeout must be a number of seconds (got {raw_timeout!r})"
+        ) from None
     if chosen_timeout <= 0:
         raise ModelError("config", f"timeout must be positive (got {chosen_timeout:g})")
     concurrency = table.get("concurrency")
     if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
         raise ModelError("config", f"endpoints.{name}.concurrency must be a positive integer")
 
-    spec = ModelSpec(chosen_backend, chosen_model, chosen_url, chosen_api, chosen_path if chosen_backend == "replay" else None)
-    return Endpoint(spec=spec, api_key=key, timeout=chosen_timeout, concurrency=concurrency, name=name)
+    spec = ModelSpec(
+        chosen_backend,
+        chosen_model,
+        chosen_url,
+        chosen_api,
+        chosen_path if chosen_backend == "replay" else None,
+    )
+    return Endpoint(
+        spec=spec, api_key=key, timeout=chosen_timeout, concurrency=concurrency, name=name
+    )
 
 
 def open_backend(
@@ -178,9 +211,17 @@ def open_backend(
     from cruxtui.core.models import make_backend
 
     ep = resolve_endpoint(
-        endpoint, base_url=base_url, model=model, api=api, backend=backend, path=path,
-        api_key=api_key, timeout=timeout,
+        endpoint,
+        base_url=base_url,
+        model=model,
+        api=api,
+        backend=backend,
+        path=path,
+        api_key=api_key,
+        timeout=timeout,
     )
-    backend = make_backend(ep.spec, api_key=ep.api_key, timeout=ep.timeout, retry=retry, on_retry=on_retry)
+    backend = make_backend(
+        ep.spec, api_key=ep.api_key, timeout=ep.timeout, retry=retry, on_retry=on_retry
+    )
     backend.concurrency = ep.concurrency
     return backend

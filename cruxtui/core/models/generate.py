@@ -6,8 +6,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from cruxtui.core.models.base import Backend, Completion, ModelError, RetryPolicy, SamplingParams
-from cruxtui.core.prompts import Prompt
+from cruxtui.core.models.backend import Backend, Completion, ModelError, RetryPolicy, SamplingParams
+from cruxtui.core.models.prompts import Prompt
 
 
 async def generate_one(

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
-from cruxtui.core.models.base import (
+from cruxtui.core.models.backend import (
     Completion,
     ModelError,
     ModelSpec,
@@ -32,7 +32,7 @@ from cruxtui.core.models.base import (
     TextStream,
     with_retries,
 )
-from cruxtui.core.prompts import Prompt
+from cruxtui.core.models.prompts import Prompt
 
 log = logging.getLogger("cruxtui.models")
 
@@ -173,7 +173,9 @@ class OpenAICompatBackend:
 
     # -- requests ------------------------------------------------------------------------------
 
-    def _request(self, prompt: Prompt, params: SamplingParams, n: int, stream: bool) -> dict[str, Any]:
+    def _request(
+        self, prompt: Prompt, params: SamplingParams, n: int, stream: bool
+    ) -> dict[str, Any]:
         args: dict[str, Any] = {
             "model": self.spec.model,
             "temperature": params.temperature,
@@ -232,7 +234,11 @@ class OpenAICompatBackend:
         try:
             if stream:
                 return await client.post(
-                    path, cast_to=object, body=args, stream=True, stream_cls=openai.AsyncStream[object]
+                    path,
+                    cast_to=object,
+                    body=args,
+                    stream=True,
+                    stream_cls=openai.AsyncStream[object],
                 )
             return await client.post(path, cast_to=object, body=args)
         except openai.APIError as exc:
@@ -253,7 +259,9 @@ class OpenAICompatBackend:
                     raise
                 log.info("%s; retrying without the refused parameter", exc.message)
                 adapted = self._adapted(dict(args))
-                return await with_retries(lambda: self._create(adapted), self.retry, self._note_retry)
+                return await with_retries(
+                    lambda: self._create(adapted), self.retry, self._note_retry
+                )
         except ModelError as exc:
             if exc.kind == "connection":
                 # Still refused after every retry: the endpoint is down, not having a bad moment.
@@ -273,7 +281,9 @@ class OpenAICompatBackend:
             )
             latency = time.monotonic() - start
             if not isinstance(response, dict):
-                raise ModelError("server", f"{self.base_url} answered with something other than JSON")
+                raise ModelError(
+                    "server", f"{self.base_url} answered with something other than JSON"
+                )
             choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
             if not choices:
                 raise ModelError("server", f"{self.base_url} returned no choices")
@@ -291,7 +301,9 @@ class OpenAICompatBackend:
                         finish_reason=choice.get("finish_reason"),
                         tokens_in=tokens_in,
                         # usage covers all choices of the response: share it out evenly
-                        tokens_out=round(tokens_out / len(choices)) if tokens_out is not None else None,
+                        tokens_out=round(tokens_out / len(choices))
+                        if tokens_out is not None
+                        else None,
                         latency=latency,
                     )
                 )
@@ -334,8 +346,12 @@ class OpenAICompatBackend:
         except (openai.APIError, OSError, RuntimeError, ValueError) as exc:
             # httpx reports an abruptly closed stream as a protocol/read error; a server that
             # fails mid-answer may send an error event instead, whose message is worth showing.
-            said = exc.message if isinstance(exc, openai.APIError) and not isinstance(
-                exc, openai.APIConnectionError) else type(exc).__name__
+            said = (
+                exc.message
+                if isinstance(exc, openai.APIError)
+                and not isinstance(exc, openai.APIConnectionError)
+                else type(exc).__name__
+            )
             raise ModelError(
                 "stream_cut",
                 f"the stream from {self.base_url} broke off after {received} characters ({said})",
@@ -362,11 +378,14 @@ class OpenAICompatBackend:
             if cause is not None and "Connect" not in type(cause).__name__:
                 # Connected, then the response broke off (server died or dropped us mid-answer).
                 return ModelError(
-                    "stream_cut", f"the connection to {url} broke off" + (f" ({why})" if why else "")
+                    "stream_cut",
+                    f"the connection to {url} broke off" + (f" ({why})" if why else ""),
                 )
             return ModelError(
                 "connection",
-                f"cannot connect to {url}" + (f" ({why})" if why else "") + "; is the server running?",
+                f"cannot connect to {url}"
+                + (f" ({why})" if why else "")
+                + "; is the server running?",
             )
         if not isinstance(exc, openai.APIStatusError):
             return ModelError("server", f"unexpected response from {url}: {exc.message[:200]}")
@@ -433,7 +452,8 @@ class OpenAICompatBackend:
                 listing = await self._get_client().models.list()
             except openai.NotFoundError:
                 raise ModelError(
-                    "unknown_model", f"{self.base_url} has no /models listing: is the base URL right?"
+                    "unknown_model",
+                    f"{self.base_url} has no /models listing: is the base URL right?",
                 ) from None
             except openai.APIError as exc:
                 raise await self._explain(exc) from None

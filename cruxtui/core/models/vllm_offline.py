@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from cruxtui.core.models.base import (
+from cruxtui.core.models.backend import (
     Completion,
     ModelError,
     ModelSpec,
@@ -23,7 +23,7 @@ from cruxtui.core.models.base import (
     StreamStats,
     TextStream,
 )
-from cruxtui.core.prompts import Prompt
+from cruxtui.core.models.prompts import Prompt
 
 INSTALL_HINT = "install it with: pip install 'cruxtui[vllm]' (Linux with a CUDA GPU)"
 
@@ -63,7 +63,9 @@ def check_gpu() -> None:
     try:
         torch = importlib.import_module("torch")
     except ImportError:
-        raise ModelError("missing_dependency", f"PyTorch is not installed; {INSTALL_HINT}") from None
+        raise ModelError(
+            "missing_dependency", f"PyTorch is not installed; {INSTALL_HINT}"
+        ) from None
     if not torch.cuda.is_available():
         raise ModelError(
             "no_gpu",
@@ -77,16 +79,18 @@ def completions_from_outputs(outputs: Sequence[Any], latency: float) -> list[lis
     results = []
     for out in outputs:
         tokens_in = len(getattr(out, "prompt_token_ids", None) or []) or None
-        results.append([
-            Completion(
-                text=choice.text,
-                finish_reason=getattr(choice, "finish_reason", None),
-                tokens_in=tokens_in,
-                tokens_out=len(getattr(choice, "token_ids", None) or []) or None,
-                latency=latency,
-            )
-            for choice in out.outputs
-        ])
+        results.append(
+            [
+                Completion(
+                    text=choice.text,
+                    finish_reason=getattr(choice, "finish_reason", None),
+                    tokens_in=tokens_in,
+                    tokens_out=len(getattr(choice, "token_ids", None) or []) or None,
+                    latency=latency,
+                )
+                for choice in out.outputs
+            ]
+        )
     return results
 
 
@@ -112,10 +116,14 @@ class VllmBackend:
             try:
                 self._llm = vllm.LLM(model=self.spec.model, **self.engine_args)
             except Exception as exc:  # noqa: BLE001 - engine start-up fails in many library-specific ways
-                raise ModelError("config", f"vLLM could not load {self.spec.model!r}: {exc}") from None
+                raise ModelError(
+                    "config", f"vLLM could not load {self.spec.model!r}: {exc}"
+                ) from None
         return self._llm
 
-    def generate_batch(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
+    def generate_batch(
+        self, prompts: Sequence[Prompt], params: SamplingParams
+    ) -> list[list[Completion]]:
         """All prompts in ONE `LLM.generate` (or `LLM.chat`) call: vLLM schedules the batch itself.
 
         Prompts in one batch share the sampling parameters and must agree on stop words."""
@@ -136,12 +144,18 @@ class VllmBackend:
     ) -> list[Completion]:
         return (await asyncio.to_thread(self.generate_batch, [prompt], params))[0]
 
-    def stream(self, prompt: Prompt, params: SamplingParams, *, index: int | None = None) -> TextStream:
+    def stream(
+        self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
+    ) -> TextStream:
         """The offline engine does not stream: the whole text arrives as one chunk."""
         return TextStream(lambda stats: self._stream(prompt, params, stats))
 
-    async def _stream(self, prompt: Prompt, params: SamplingParams, stats: StreamStats) -> AsyncIterator[str]:
-        single = SamplingParams(params.temperature, params.top_p, params.max_tokens, 1, params.seed, params.stop)
+    async def _stream(
+        self, prompt: Prompt, params: SamplingParams, stats: StreamStats
+    ) -> AsyncIterator[str]:
+        single = SamplingParams(
+            params.temperature, params.top_p, params.max_tokens, 1, params.seed, params.stop
+        )
         completion = (await self.complete(prompt, single))[0]
         stats.finish_reason = completion.finish_reason
         stats.tokens_in, stats.tokens_out = completion.tokens_in, completion.tokens_out

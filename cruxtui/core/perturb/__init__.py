@@ -10,7 +10,6 @@ Import surface for the CLI, the TUI and other features:
 """
 
 from cruxtui.core.perturb import conditions, constants, inputs, rename  # noqa: F401  (register)
-from cruxtui.core.perturb.base import CATALOGUE, Subject, Transform, get_transform
 from cruxtui.core.perturb.chain import Applied, Step, apply_chain, variant_id
 from cruxtui.core.perturb.spec import (
     NotApplicable,
@@ -20,6 +19,7 @@ from cruxtui.core.perturb.spec import (
     UnparsableCode,
     parse_spec,
 )
+from cruxtui.core.perturb.transform import CATALOGUE, Subject, Transform, get_transform
 from cruxtui.core.perturb.variant import Rejection, Variant, VariantRejected, make_variant, verify
 
 __all__ = [

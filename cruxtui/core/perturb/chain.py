@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cruxtui.core.dataset import Sample
-from cruxtui.core.perturb.base import Subject, apply_spec, get_transform
+from cruxtui.core.data.dataset import Sample
 from cruxtui.core.perturb.spec import TransformSpec, id_safe
+from cruxtui.core.perturb.transform import Subject, apply_spec, get_transform
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cruxtui.core.perturb.base import (
+from cruxtui.core.perturb.sites import code_sites
+from cruxtui.core.perturb.transform import (
     Choices,
     Subject,
     Transform,
@@ -17,7 +18,6 @@ from cruxtui.core.perturb.base import (
     pick_site,
     register,
 )
-from cruxtui.core.perturb.sites import code_sites
 
 _FLIP: dict[type, type] = {
     cst.LessThan: cst.GreaterThanEqual,
@@ -65,14 +65,31 @@ def _with_op(op: cst.BaseCompOp, new_type: type) -> cst.BaseCompOp:
 
 
 _NO_PARENS_NEEDED = (
-    cst.UnaryOperation, cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString,
-    cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp,
+    cst.UnaryOperation,
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.Integer,
+    cst.Float,
+    cst.SimpleString,
+    cst.List,
+    cst.Tuple,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
 )
 
 
 def negate(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`not (expr)`, or `expr`'s operand if it already is `not ...` (same truth value either way)."""
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not) and not expr.lpar:
+    if (
+        isinstance(expr, cst.UnaryOperation)
+        and isinstance(expr.operator, cst.Not)
+        and not expr.lpar
+    ):
         return expr.expression
     if expr.lpar or isinstance(expr, _NO_PARENS_NEEDED):
         operand = expr
@@ -105,15 +122,21 @@ def _flip(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str
 def _mirror(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str]:
     site, _ = parse_site_params(params)
     found = code_sites(subject.code)
-    sites = [c for c in found.comparisons if all(type(t.operator) in _MIRROR for t in c.comparisons)]
-    comparison = pick_site(sites, site, choices, "comparison with a converse (<, <=, >, >=, ==, !=, is)")
+    sites = [
+        c for c in found.comparisons if all(type(t.operator) in _MIRROR for t in c.comparisons)
+    ]
+    comparison = pick_site(
+        sites, site, choices, "comparison with a converse (<, <=, >, >=, ==, !=, is)"
+    )
     operands = [comparison.left] + [t.comparator for t in comparison.comparisons]
     ops = [_with_op(t.operator, _MIRROR[type(t.operator)]) for t in comparison.comparisons]
     operands.reverse()
     ops.reverse()
     new = comparison.with_changes(
         left=operands[0],
-        comparisons=[cst.ComparisonTarget(op, right) for op, right in zip(ops, operands[1:], strict=True)],
+        comparisons=[
+            cst.ComparisonTarget(op, right) for op, right in zip(ops, operands[1:], strict=True)
+        ],
     )
     code = found.module.deep_replace(comparison, new).code  # type: ignore[union-attr]
     return Subject(code, subject.input), f"`{code_of(comparison)}` -> `{code_of(new)}`"
@@ -122,7 +145,12 @@ def _mirror(subject: Subject, params: str, choices: Choices) -> tuple[Subject, s
 def _negate(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str]:
     site, _ = parse_site_params(params)
     found = code_sites(subject.code)
-    node = pick_site(found.conditions, site, choices, "condition (if, elif, while, conditional expression, comprehension if)")
+    node = pick_site(
+        found.conditions,
+        site,
+        choices,
+        "condition (if, elif, while, conditional expression, comprehension if)",
+    )
     test = node.test  # type: ignore[attr-defined]
     new_test = negate(test)
     code = found.module.deep_replace(node, _with_test(node, new_test)).code  # type: ignore[union-attr]
@@ -139,21 +167,62 @@ def _protect(expr: cst.BaseExpression) -> cst.BaseExpression:
 def _swap_if(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str]:
     site, _ = parse_site_params(params)
     found = code_sites(subject.code)
-    node = pick_site(found.if_else, site, choices, "if/else (an `if` with an `else:` or a conditional expression)")
+    node = pick_site(
+        found.if_else,
+        site,
+        choices,
+        "if/else (an `if` with an `else:` or a conditional expression)",
+    )
     test = node.test  # type: ignore[attr-defined]
     new_test = negate(test)
     if isinstance(node, cst.IfExp):
         new = _with_test(node, new_test, body=_protect(node.orelse), orelse=node.body)
     else:
         assert isinstance(node, cst.If) and isinstance(node.orelse, cst.Else)
-        new = _with_test(node, new_test, body=node.orelse.body, orelse=node.orelse.with_changes(body=node.body))
+        new = _with_test(
+            node, new_test, body=node.orelse.body, orelse=node.orelse.with_changes(body=node.body)
+        )
     code = found.module.deep_replace(node, new).code  # type: ignore[union-attr]
-    return Subject(code, subject.input), f"swapped the branches of `{code_of(test)}`, now `{code_of(new_test)}`"
+    return Subject(
+        code, subject.input
+    ), f"swapped the branches of `{code_of(test)}`, now `{code_of(new_test)}`"
 
 
 SITE_HELP = "N: act on the N-th site in source order (default: the seed picks one)"
 
-register(Transform("flip-compare", False, "flip a comparison: < to >=, == to !=, in to not in, is to is not", SITE_HELP, _flip))
-register(Transform("negate", False, "negate a condition of an if, elif, while, conditional expression or comprehension", SITE_HELP, _negate))
-register(Transform("swap-if", True, "swap the branches of an if/else (or x if c else y) and negate its condition", SITE_HELP, _swap_if))
-register(Transform("mirror-compare", True, "mirror a comparison: a < b to b > a (chains reversed whole)", SITE_HELP, _mirror))
+register(
+    Transform(
+        "flip-compare",
+        False,
+        "flip a comparison: < to >=, == to !=, in to not in, is to is not",
+        SITE_HELP,
+        _flip,
+    )
+)
+register(
+    Transform(
+        "negate",
+        False,
+        "negate a condition of an if, elif, while, conditional expression or comprehension",
+        SITE_HELP,
+        _negate,
+    )
+)
+register(
+    Transform(
+        "swap-if",
+        True,
+        "swap the branches of an if/else (or x if c else y) and negate its condition",
+        SITE_HELP,
+        _swap_if,
+    )
+)
+register(
+    Transform(
+        "mirror-compare",
+        True,
+        "mirror a comparison: a < b to b > a (chains reversed whole)",
+        SITE_HELP,
+        _mirror,
+    )
+)

@@ -6,15 +6,6 @@ small perturbations of them; the output is re-derived by executing the variant.
 
 from __future__ import annotations
 
-from cruxtui.core.perturb.base import (
-    Choices,
-    Subject,
-    Transform,
-    code_of,
-    parse_site_params,
-    pick_site,
-    register,
-)
 from cruxtui.core.perturb.edits import (
     NUMBER_OPS,
     STRING_OPS,
@@ -23,6 +14,15 @@ from cruxtui.core.perturb.edits import (
     string_literal,
 )
 from cruxtui.core.perturb.sites import code_sites
+from cruxtui.core.perturb.transform import (
+    Choices,
+    Subject,
+    Transform,
+    code_of,
+    parse_site_params,
+    pick_site,
+    register,
+)
 
 
 def _const(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str]:
@@ -45,7 +45,9 @@ def _string(subject: Subject, params: str, choices: Choices) -> tuple[Subject, s
 
 register(
     Transform(
-        "const", False, "change an integer constant in a comparison or range()",
+        "const",
+        False,
+        "change an integer constant in a comparison or range()",
         "[N][,OP]: N-th such constant; OP one of +1, -1, drop (a digit), digit (replace one), "
         "=VALUE (e.g. const:1,=1000); default: the seed picks",
         _const,
@@ -53,7 +55,9 @@ register(
 )
 register(
     Transform(
-        "string", False, "change one character of a string literal in the code",
+        "string",
+        False,
+        "change one character of a string literal in the code",
         "[N][,OP]: N-th string literal; OP one of replace, insert, delete; default: the seed picks",
         _string,
     )

@@ -23,10 +23,14 @@ class Row:
     right: str
 
 
-def unified(old: str, new: str, old_name: str = "original", new_name: str = "variant", context: int = 3) -> list[str]:
+def unified(
+    old: str, new: str, old_name: str = "original", new_name: str = "variant", context: int = 3
+) -> list[str]:
     """`diff -u` lines (without trailing newlines); empty if the texts are equal."""
     return list(
-        difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, n=context, lineterm="")
+        difflib.unified_diff(
+            old.splitlines(), new.splitlines(), old_name, new_name, n=context, lineterm=""
+        )
     )
 
 
@@ -36,13 +40,20 @@ def side_by_side(old: str, new: str) -> list[Row]:
     rows: list[Row] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
-            rows += [Row("equal", i + 1, a[i], j + 1, b[j]) for i, j in zip(range(i1, i2), range(j1, j2), strict=True)]
+            rows += [
+                Row("equal", i + 1, a[i], j + 1, b[j])
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            ]
             continue
         left, right = list(range(i1, i2)), list(range(j1, j2))
         for k in range(max(len(left), len(right))):
             li = left[k] if k < len(left) else None
             rj = right[k] if k < len(right) else None
-            kind: RowKind = "replace" if li is not None and rj is not None else ("delete" if li is not None else "insert")
+            kind: RowKind = (
+                "replace"
+                if li is not None and rj is not None
+                else ("delete" if li is not None else "insert")
+            )
             rows.append(
                 Row(
                     kind,

@@ -10,8 +10,8 @@ import string as _string
 
 import libcst as cst
 
-from cruxtui.core.perturb.base import Choices
 from cruxtui.core.perturb.spec import NotApplicable, SpecError
+from cruxtui.core.perturb.transform import Choices
 
 NUMBER_OPS = ("+1", "-1", "drop", "digit", "=")
 """+1 / -1; drop a digit; replace a digit; `=VALUE` sets the literal (e.g. `=1000`)."""
@@ -37,7 +37,9 @@ def applicable_number_ops(node: cst.Integer | cst.Float) -> list[str]:
     return ops
 
 
-def edit_number(node: cst.Integer | cst.Float, op: str | None, choices: Choices) -> cst.Integer | cst.Float:
+def edit_number(
+    node: cst.Integer | cst.Float, op: str | None, choices: Choices
+) -> cst.Integer | cst.Float:
     """The literal changed by `op` (+1, -1, drop, digit, =VALUE), or by one the seed picks.
 
     Works on the literal itself: in `-5` the literal is `5`, so "+1" gives `-6`.
@@ -51,7 +53,9 @@ def edit_number(node: cst.Integer | cst.Float, op: str | None, choices: Choices)
             raise SpecError(f"=VALUE needs a non-negative whole number, got {text!r}")
         return cst.Integer(str(int(text)), lpar=node.lpar, rpar=node.rpar)
     if op not in ops:
-        raise NotApplicable(f"does not apply: cannot {op} the literal {node.value} (possible: {', '.join(ops)})")
+        raise NotApplicable(
+            f"does not apply: cannot {op} the literal {node.value} (possible: {', '.join(ops)})"
+        )
     if isinstance(node, cst.Float):
         value = float(node.value) + (1 if op == "+1" else -1)
         return cst.Float(repr(value), lpar=node.lpar, rpar=node.rpar)
@@ -65,7 +69,11 @@ def edit_number(node: cst.Integer | cst.Float, op: str | None, choices: Choices)
         new = int(digits[:i] + digits[i + 1 :])
     else:  # digit
         i = choices.randrange(len(digits))
-        pool = [d for d in _string.digits if d != digits[i] and not (i == 0 and d == "0" and len(digits) > 1)]
+        pool = [
+            d
+            for d in _string.digits
+            if d != digits[i] and not (i == 0 and d == "0" and len(digits) > 1)
+        ]
         new = int(digits[:i] + choices.choice(pool) + digits[i + 1 :])
     return cst.Integer(str(new), lpar=node.lpar, rpar=node.rpar)
 
@@ -101,6 +109,11 @@ def edit_text(value: str, op: str | None, choices: Choices) -> str:
 def string_literal(value: str, like: cst.SimpleString) -> cst.SimpleString:
     """A literal for `value`, keeping `like`'s double quotes when that needs no escaping."""
     text = repr(value)
-    if like.quote.startswith('"') and text.startswith("'") and '"' not in value and "'" not in value:
+    if (
+        like.quote.startswith('"')
+        and text.startswith("'")
+        and '"' not in value
+        and "'" not in value
+    ):
         text = f'"{text[1:-1]}"'
     return cst.SimpleString(text, lpar=like.lpar, rpar=like.rpar)

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cruxtui.core.perturb.base import (
+from cruxtui.core.perturb.edits import (
+    STRING_OPS,
+    applicable_number_ops,
+    edit_number,
+    edit_text,
+    is_text_literal,
+    string_literal,
+)
+from cruxtui.core.perturb.transform import (
     Choices,
     Subject,
     Transform,
@@ -17,14 +25,6 @@ from cruxtui.core.perturb.base import (
     parse_site_params,
     pick_site,
     register,
-)
-from cruxtui.core.perturb.edits import (
-    STRING_OPS,
-    applicable_number_ops,
-    edit_number,
-    edit_text,
-    is_text_literal,
-    string_literal,
 )
 
 _CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
@@ -78,7 +78,9 @@ def without_element(container: cst.BaseExpression, index: int) -> cst.BaseExpres
         if len(elements) == 1:
             elements[0] = elements[0].with_changes(comma=cst.Comma())
         if not container.lpar:
-            return container.with_changes(elements=elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return container.with_changes(
+                elements=elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+            )
     return container.with_changes(elements=elements)  # type: ignore[attr-defined]
 
 
@@ -87,7 +89,9 @@ def _input_char(subject: Subject, params: str, choices: Choices) -> tuple[Subjec
     call, found = _collect(subject.input)
     node = pick_site(found.strings, site, choices, "string in its input")
     new = string_literal(edit_text(node.evaluated_value, op, choices), node)  # type: ignore[arg-type]
-    return Subject(subject.code, _replaced(call, node, new)), f"input string {node.value} -> {new.value}"
+    return Subject(
+        subject.code, _replaced(call, node, new)
+    ), f"input string {node.value} -> {new.value}"
 
 
 def _input_number(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str]:
@@ -97,24 +101,51 @@ def _input_number(subject: Subject, params: str, choices: Choices) -> tuple[Subj
     if op is None:
         op = choices.choice([o for o in applicable_number_ops(node) if o in ("+1", "-1")])
     new = edit_number(node, op, choices)
-    return Subject(subject.code, _replaced(call, node, new)), f"input number {node.value} -> {new.value}"
+    return Subject(
+        subject.code, _replaced(call, node, new)
+    ), f"input number {node.value} -> {new.value}"
 
 
 def _input_element(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str]:
     site, _ = parse_site_params(params)
     call, found = _collect(subject.input)
-    container, index = pick_site(found.elements, site, choices, "list, tuple, set or dict element in its input")
+    container, index = pick_site(
+        found.elements, site, choices, "list, tuple, set or dict element in its input"
+    )
     removed = container.elements[index]  # type: ignore[attr-defined]
     new = without_element(container, index)
     shown = code_of(removed).rstrip(", ")
-    return Subject(subject.code, _replaced(call, container, new)), f"input element {shown} removed from {code_of(container)}"
+    return Subject(
+        subject.code, _replaced(call, container, new)
+    ), f"input element {shown} removed from {code_of(container)}"
 
 
 SITE = "[N][,OP]: the N-th {what} of the input (default: the seed picks)"
 
-register(Transform("input-char", False, "edit one character of a string in the input",
-                   SITE.format(what="string") + "; OP one of replace, insert, delete", _input_char))
-register(Transform("input-element", False, "remove one element of a list, tuple, set or dict in the input",
-                   "[N]: the N-th element (default: the seed picks)", _input_element))
-register(Transform("input-number", False, "add or subtract 1 to a number in the input",
-                   SITE.format(what="number") + "; OP +1 or -1", _input_number))
+register(
+    Transform(
+        "input-char",
+        False,
+        "edit one character of a string in the input",
+        SITE.format(what="string") + "; OP one of replace, insert, delete",
+        _input_char,
+    )
+)
+register(
+    Transform(
+        "input-element",
+        False,
+        "remove one element of a list, tuple, set or dict in the input",
+        "[N]: the N-th element (default: the seed picks)",
+        _input_element,
+    )
+)
+register(
+    Transform(
+        "input-number",
+        False,
+        "add or subtract 1 to a number in the input",
+        SITE.format(what="number") + "; OP +1 or -1",
+        _input_number,
+    )
+)

@@ -27,8 +27,15 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from cruxtui.core.perturb.base import Choices, Subject, Transform, parse_call, parse_code, register
 from cruxtui.core.perturb.spec import NotApplicable, PerturbError, SpecError
+from cruxtui.core.perturb.transform import (
+    Choices,
+    Subject,
+    Transform,
+    parse_call,
+    parse_code,
+    register,
+)
 
 
 @dataclass
@@ -262,7 +269,9 @@ def _rename_transform(subject: Subject, params: str, choices: Choices) -> tuple[
     elif "=" in mode:
         plan = explicit(bindings, parse_mapping(mode))
     else:
-        raise SpecError(f"bad rename parameter {mode!r}: expected anonymize, shuffle or OLD=NEW,...")
+        raise SpecError(
+            f"bad rename parameter {mode!r}: expected anonymize, shuffle or OLD=NEW,..."
+        )
     plan = [(b, new) for b, new in plan if new != b.name]
     if not plan:
         raise NotApplicable("does not apply: the renaming changes no name")

@@ -11,8 +11,8 @@ from functools import lru_cache
 
 import libcst as cst
 
-from cruxtui.core.perturb.base import parse_code
 from cruxtui.core.perturb.edits import is_text_literal
+from cruxtui.core.perturb.transform import parse_code
 
 
 @dataclass

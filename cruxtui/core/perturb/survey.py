@@ -10,15 +10,24 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from cruxtui.core.dataset import Sample
+from cruxtui.core.data.dataset import Sample
 from cruxtui.core.perturb.chain import Applied, apply_chain
 from cruxtui.core.perturb.spec import NotApplicable, PerturbError, parse_spec
 from cruxtui.core.perturb.variant import Rejection, Variant, verify
-from cruxtui.core.sandbox import Sandbox
+from cruxtui.core.sandbox.pool import Sandbox
 
 SURVEY_SPECS = (
-    "rename:anonymize", "rename:shuffle", "flip-compare", "negate", "swap-if", "mirror-compare",
-    "const", "string", "input-char", "input-element", "input-number",
+    "rename:anonymize",
+    "rename:shuffle",
+    "flip-compare",
+    "negate",
+    "swap-if",
+    "mirror-compare",
+    "const",
+    "string",
+    "input-char",
+    "input-element",
+    "input-number",
 )
 """One spec per transform (two for rename); explicit renames need a mapping, so are not surveyed."""
 
@@ -37,9 +46,13 @@ class TransformReport:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "transform": self.spec, "samples": self.samples, "applies": self.applies,
-            "accepted": self.accepted, "rejected": dict(self.rejected),
-            "rejected_total": sum(self.rejected.values()), "examples": self.examples,
+            "transform": self.spec,
+            "samples": self.samples,
+            "applies": self.applies,
+            "accepted": self.accepted,
+            "rejected": dict(self.rejected),
+            "rejected_total": sum(self.rejected.values()),
+            "examples": self.examples,
             "errors": dict(self.errors),
         }
 
@@ -91,4 +104,3 @@ def survey(
             report.accepted += 1
             variants.append(result)
     return Survey(reports, variants, rejections)
-

@@ -1,7 +1,7 @@
 """Variants: perturbed samples whose output is re-derived by running them in the sandbox.
 
 A variant is accepted only if its call returns plain data, the same data twice (two runs, each
-from a fresh namespace, in one sandboxed child: `cruxtui.core.perturb_job`), and, when every step
+from a fresh namespace, in one sandboxed child: `cruxtui.core.sandbox.jobs.perturb_check`), and, when every step
 of its chain preserves behaviour, the parent sample's output (its recorded text, or else the value
 of the parent run in the sandbox too, so both sides are measured the same way). Everything else
 is a `Rejection` carrying the reason, so surveys can count why variants fail.
@@ -14,14 +14,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cruxtui.core import values
-from cruxtui.core.dataset import Sample
+from cruxtui.core.data.dataset import Sample
 from cruxtui.core.perturb.chain import Applied, apply_chain
 from cruxtui.core.perturb.spec import PerturbError, TransformSpec
-from cruxtui.core.sandbox import Limits, Outcome, Sandbox, default_sandbox
+from cruxtui.core.sandbox.pool import Limits, Outcome, Sandbox, default_sandbox
+from cruxtui.core.util import values
 
-EXEC_JOB = "cruxtui.core.sandbox:exec_call"
-TWICE_JOB = "cruxtui.core.perturb_job:exec_twice"
+EXEC_JOB = "cruxtui.core.sandbox.pool:exec_call"
+TWICE_JOB = "cruxtui.core.sandbox.jobs.perturb_check:exec_twice"
 
 VARIANT_LIMITS = Limits(timeout=0.5)
 """Tighter than the benchmark's 3 s: a perturbed condition often makes a loop endless, and waiting
@@ -29,8 +29,14 @@ VARIANT_LIMITS = Limits(timeout=0.5)
 under 0.1 s in the sandbox (most in a few ms), so 0.5 s still leaves a wide margin."""
 
 REJECTION_KINDS = (
-    "raises", "timeout", "memory", "crashed", "output-limit", "not-plain-data",
-    "nondeterministic", "changed-output",
+    "raises",
+    "timeout",
+    "memory",
+    "crashed",
+    "output-limit",
+    "not-plain-data",
+    "nondeterministic",
+    "changed-output",
 )
 """Why a variant can be rejected; `changed-output` only for chains that should preserve it."""
 
@@ -65,7 +71,10 @@ class Variant:
     def to_json(self) -> dict[str, Any]:
         return self.sample.to_json() | {
             "parent_id": self.parent_id,
-            "chain": [spec.to_json() | {"note": note} for spec, note in zip(self.chain, self.notes, strict=True)],
+            "chain": [
+                spec.to_json() | {"note": note}
+                for spec, note in zip(self.chain, self.notes, strict=True)
+            ],
             "preserving": self.preserving,
             "parent_output": self.parent_output,
         }
@@ -133,7 +142,8 @@ def judge(applied: Applied, runs: Outcome, parent: Outcome | None) -> Variant | 
     first, second = runs.value
     if canonical(first) != canonical(second):
         return Rejection(
-            applied, "nondeterministic",
+            applied,
+            "nondeterministic",
             f"two runs gave {values.bounded_repr(first, 80)} and {values.bounded_repr(second, 80)}",
         )
     output = _literal(first)
@@ -142,15 +152,22 @@ def judge(applied: Applied, runs: Outcome, parent: Outcome | None) -> Variant | 
     if applied.preserving and output != applied.parent.output:
         if parent is None or not parent.ok:
             why = _describe(parent) if parent else "not run"
-            return Rejection(applied, "changed-output", f"the original sample itself failed in the sandbox: {why}")
+            return Rejection(
+                applied,
+                "changed-output",
+                f"the original sample itself failed in the sandbox: {why}",
+            )
         if canonical(parent.value) != canonical(first):
             return Rejection(
-                applied, "changed-output",
+                applied,
+                "changed-output",
                 f"a behaviour-preserving chain changed the output from "
                 f"{values.bounded_repr(parent.value, 80)} to {values.bounded_repr(first, 80)}",
             )
     parent_sample = applied.parent
-    sample = Sample(applied.id, applied.subject.code, applied.subject.input, output, origin=parent_sample.origin)
+    sample = Sample(
+        applied.id, applied.subject.code, applied.subject.input, output, origin=parent_sample.origin
+    )
     return Variant(
         sample=sample,
         parent_id=parent_sample.id,
@@ -180,10 +197,13 @@ def verify(
             yield TWICE_JOB, exec_payload(a.subject.code, a.subject.input)
 
     runs = list(sandbox.map(jobs(), limits))
-    parent_keys = list(dict.fromkeys(
-        (a.parent.code, a.parent.input) for a, r in zip(items, runs, strict=True)
-        if a.preserving and r.ok and _literal(r.value[0]) != a.parent.output
-    ))
+    parent_keys = list(
+        dict.fromkeys(
+            (a.parent.code, a.parent.input)
+            for a, r in zip(items, runs, strict=True)
+            if a.preserving and r.ok and _literal(r.value[0]) != a.parent.output
+        )
+    )
     parent_runs = sandbox.map(((EXEC_JOB, exec_payload(*key)) for key in parent_keys), limits)
     parents = dict(zip(parent_keys, parent_runs, strict=True))
     return [

@@ -65,7 +65,10 @@ class DiffView(Static):
         table.add_column(new_name, ratio=1, overflow="fold")
         for row in side_by_side(old, new):
             table.add_row(
-                str(row.left_no or ""), Text(row.left), str(row.right_no or ""), Text(row.right),
+                str(row.left_no or ""),
+                Text(row.left),
+                str(row.right_no or ""),
+                Text(row.right),
                 style=_ROW_STYLE[row.kind],
             )
         return table

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from cruxtui.core.runs import Generation
+from cruxtui.core.runs.store import Generation
 
 _VERDICT_STYLE = {True: "bold green", False: "bold red"}
 
@@ -62,8 +62,11 @@ class GenerationCard(Static):
     def set_generation(self, gen: Generation) -> None:
         self.parts = [gen.raw]
         mark = "PASS" if gen.passed else gen.kind.upper()
-        self.verdict = Text.assemble((f" {mark} ", _VERDICT_STYLE[gen.passed]), " ",
-                                     (gen.reason or (gen.answer or ""), "dim"))
+        self.verdict = Text.assemble(
+            (f" {mark} ", _VERDICT_STYLE[gen.passed]),
+            " ",
+            (gen.reason or (gen.answer or ""), "dim"),
+        )
         self.border_subtitle = mark
         self.set_class(gen.passed, "-passed")
         self.set_class(not gen.passed, "-failed")
@@ -92,10 +95,12 @@ class GenerationCard(Static):
         """The last TAIL_LINES lines of the text as wrapped at the card's width."""
         width = self.content_size.width or 40
         # Enough characters for the last lines even when every line is full.
-        text = Text(self.text[-(self.TAIL_LINES + 1) * width * 2:].rstrip() or "…",
-                    style="" if self.parts else "dim")
+        text = Text(
+            self.text[-(self.TAIL_LINES + 1) * width * 2 :].rstrip() or "…",
+            style="" if self.parts else "dim",
+        )
         lines = text.wrap(self.app.console, width)
-        return Text("\n").join(lines[-self.TAIL_LINES:])
+        return Text("\n").join(lines[-self.TAIL_LINES :])
 
 
 class GenerationStream(VerticalScroll):
@@ -153,8 +158,11 @@ class GenerationStream(VerticalScroll):
         self._follow(lambda: card.set_generation(gen))
 
     def fail(self, sample_id: str, index: int | None, error: str) -> None:
-        targets = ([self.begin(sample_id, index)] if index is not None else
-                   [c for c in self._cards.values() if c.sample_id == sample_id and c.verdict is None])
+        targets = (
+            [self.begin(sample_id, index)]
+            if index is not None
+            else [c for c in self._cards.values() if c.sample_id == sample_id and c.verdict is None]
+        )
         for card in targets:
             self._follow(lambda c=card: c.set_error(error))
 

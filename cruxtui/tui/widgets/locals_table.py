@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from cruxtui.core.trace import Step
+from cruxtui.core.trace.steps import Step
 
 CHANGED_MARK = "●"
 

@@ -22,9 +22,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static, TextArea
 
-from cruxtui.core.align import CONTRADICTED, Alignment, align_text
+from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align_text
 
-_MARK = {"consistent": ("✓", "green"), "contradicted": ("✗", "bold red"), "unverifiable": ("?", "dim")}
+_MARK = {
+    "consistent": ("✓", "green"),
+    "contradicted": ("✗", "bold red"),
+    "unverifiable": ("?", "dim"),
+}
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,11 @@ class ReasoningView(VerticalScroll, can_focus=True):
             return
         yield Static(self._header(), id="reasoning-header")
         for step in self.alignment.chain.steps:
-            yield Static(self._render_step(step.index), id=f"reasoning-step-{step.index}",
-                         classes="reasoning-step")
+            yield Static(
+                self._render_step(step.index),
+                id=f"reasoning-step-{step.index}",
+                classes="reasoning-step",
+            )
 
     def on_mount(self) -> None:
         trace = getattr(self.screen, "trace", None)
@@ -110,8 +117,10 @@ class ReasoningView(VerticalScroll, can_focus=True):
         else:
             text.append(f"first divergence: step {div.step} (d)", style="red")
         if self.alignment.chain.problems:
-            text.append(f"\n{len(self.alignment.chain.problems)} scratchpad entries off the grammar",
-                        style="yellow")
+            text.append(
+                f"\n{len(self.alignment.chain.problems)} scratchpad entries off the grammar",
+                style="yellow",
+            )
         return text
 
     def _render_step(self, index: int) -> Text:
@@ -179,7 +188,9 @@ class ReasoningPaste(ModalScreen[Reasoning | None]):
         with Vertical(id="reasoning-paste"):
             yield Static("Paste a chain of thought (free prose or [SCRATCHPAD]); ctrl+s aligns it.")
             if self.stored:
-                yield Static("…or pick a stored generation of this sample:", classes="reasoning-pick")
+                yield Static(
+                    "…or pick a stored generation of this sample:", classes="reasoning-pick"
+                )
                 yield OptionList(*[r.source for r in self.stored], id="reasoning-stored")
             yield TextArea(id="reasoning-text")
             yield Button("Align", variant="primary", id="reasoning-align")
@@ -225,7 +236,7 @@ def show_generation(screen: Any, reasoning: Reasoning) -> ReasoningView | None:
     view = show_reasoning(screen, reasoning.text, reasoning.source)
     sample = getattr(screen, "sample", None)
     if view is not None and sample is not None and reasoning.task == "input":
-        from cruxtui.core.align import call_to_trace
+        from cruxtui.core.reasoning.alignment import call_to_trace
 
         call, why = call_to_trace(sample, reasoning.text, "input")
         if call != getattr(screen, "call", None):
@@ -240,7 +251,7 @@ def stored_generations(app: Any, sample_id: str, limit: int = 50) -> list[Reason
     if getattr(app, "options", None) is None:
         return []
     try:
-        from cruxtui.core.runs import RunStoreError
+        from cruxtui.core.runs.store import RunStoreError
         from cruxtui.tui.run_store import app_store
 
         store = app_store(app)

@@ -16,13 +16,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
-from cruxtui.core.runner import Progress, RunListener, RunSummary
-from cruxtui.core.runs import Generation
+from cruxtui.core.runs.runner import Progress, RunListener, RunSummary
+from cruxtui.core.runs.store import Generation
 from cruxtui.tui.run_store import app_store
 from cruxtui.tui.widgets.generation_stream import GenerationStream
 
 if TYPE_CHECKING:
-    from cruxtui.core.dataset import Sample
+    from cruxtui.core.data.dataset import Sample
     from cruxtui.tui.app import CruxApp
 
 TASKS = (("output", "output"), ("input", "input"))
@@ -60,7 +60,8 @@ class _PanelListener(RunListener):
 
     def on_retry(self, error: str, attempt: int, wait: float) -> None:
         self.panel.query_one("#run-status", Static).update(
-            f"retry {attempt} in {wait:.1f}s: {error}")
+            f"retry {attempt} in {wait:.1f}s: {error}"
+        )
 
 
 def freeze_heap() -> None:
@@ -74,7 +75,7 @@ def freeze_heap() -> None:
 def _default_endpoint() -> str:
     """The `default` endpoint named in config.toml, to start the form with ("" if none or the
     file is unreadable; a run then reports the file's problem)."""
-    from cruxtui.core.models.base import ModelError
+    from cruxtui.core.models.backend import ModelError
     from cruxtui.core.models.endpoints import load_endpoints
 
     try:
@@ -120,7 +121,7 @@ class RunPanel(Vertical):
         yield GenerationStream(id="run-stream")
 
     def on_mount(self) -> None:
-        from cruxtui.core.live import warm_up
+        from cruxtui.core.runs.session import warm_up
 
         self.border_title = "Run a model"
         freeze_heap()
@@ -160,22 +161,30 @@ class RunPanel(Vertical):
             raise ValueError("t (temperature) must be between 0 and 2.")
         url = endpoint if looks_like_url(endpoint) else None
         return {
-            "endpoint": None if url else (endpoint or None), "base_url": url, "model": model,
+            "endpoint": None if url else (endpoint or None),
+            "base_url": url,
+            "model": model,
             "task": self.query_one("#run-task", Select).value,
-            "mode": self.query_one("#run-mode", Select).value, "n": n, "temperature": temperature,
+            "mode": self.query_one("#run-mode", Select).value,
+            "n": n,
+            "temperature": temperature,
             "seed": seed,
         }
 
     @work(exclusive=True, group="live-run")
     async def run_model(self, sample: Sample, settings: dict[str, Any]) -> RunSummary | None:
-        from cruxtui.core.live import LiveRunError, live_run
-        from cruxtui.core.runs import RunStoreError
+        from cruxtui.core.runs.session import LiveRunError, live_run
+        from cruxtui.core.runs.store import RunStoreError
 
         stream = self.query_one(GenerationStream)
         try:
             summary = await live_run(
-                app_store(self.crux), self.crux.dataset, sample, settings,
-                listener=_PanelListener(self), show_stored=stream.finish,
+                app_store(self.crux),
+                self.crux.dataset,
+                sample,
+                settings,
+                listener=_PanelListener(self),
+                show_stored=stream.finish,
             )
         except (LiveRunError, RunStoreError) as exc:
             self.query_one("#run-status", Static).update(f"failed: {exc}")
@@ -184,18 +193,23 @@ class RunPanel(Vertical):
         if summary.aborted:
             self.notify(summary.aborted, title="Run stopped", severity="error", timeout=10)
         elif summary.failed:
-            self.notify(f"{summary.failed} request(s) failed; run again to retry them.",
-                        title="Run", severity="warning")
+            self.notify(
+                f"{summary.failed} request(s) failed; run again to retry them.",
+                title="Run",
+                severity="warning",
+            )
         return summary
 
     def show_progress(self, p: Progress) -> None:
         shown = p.done + p.stored_before
         eta = p.eta
-        parts = [f"{p.done}/{p.total} new",
-                 f"eta {eta:.0f}s" if eta and p.done < p.total else "",
-                 f"{p.stored_before} stored before" if p.stored_before else "",
-                 f"{p.failed} failed" if p.failed else "",
-                 f"pass@1 {100 * p.pass1:.0f}%" if shown else ""]
+        parts = [
+            f"{p.done}/{p.total} new",
+            f"eta {eta:.0f}s" if eta and p.done < p.total else "",
+            f"{p.stored_before} stored before" if p.stored_before else "",
+            f"{p.failed} failed" if p.failed else "",
+            f"pass@1 {100 * p.pass1:.0f}%" if shown else "",
+        ]
         self.query_one("#run-status", Static).update(" · ".join(x for x in parts if x))
 
 

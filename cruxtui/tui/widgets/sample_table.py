@@ -84,7 +84,10 @@ class SampleTable(ScrollView, can_focus=True):
         return self.keys[self.cursor_row] if self.keys else None
 
     def set_data(
-        self, columns: list[TableColumn], rows: list[tuple[str, Sequence[Text]]], keep: str | None = None
+        self,
+        columns: list[TableColumn],
+        rows: list[tuple[str, Sequence[Text]]],
+        keep: str | None = None,
     ) -> None:
         """Replace columns and rows; keep the cursor on row `keep` if it is still there."""
         self.columns = columns

@@ -13,7 +13,12 @@ BARS = "▁▂▃▄▅▆▇█"
 
 
 class Timeline(Widget):
-    COMPONENT_CLASSES = {"timeline--bar", "timeline--current", "timeline--exception", "timeline--nested"}
+    COMPONENT_CLASSES = {
+        "timeline--bar",
+        "timeline--current",
+        "timeline--exception",
+        "timeline--nested",
+    }
 
     class Jump(Message):
         """The user clicked the timeline at step `index`."""

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from cruxtui.core.scoring import ScoredSet
+    from cruxtui.core.scoring.verdicts import ScoredSet
 
 _STYLES = {"pass": "bold green", "wrong": "bold red"}
 _PREDICTION_CHARS = 160
@@ -34,11 +34,17 @@ def render_verdicts(scored: ScoredSet | None, sample_id: str) -> Text:
         mark = "✓" if verdict.passed else "✗"
         text.append(f"{index:>2} {mark} ", style=_STYLES.get(verdict.kind, "bold yellow"))
         text.append(f"{verdict.kind:<8}", style=_STYLES.get(verdict.kind, "bold yellow"))
-        shown = prediction if len(prediction) <= _PREDICTION_CHARS else prediction[:_PREDICTION_CHARS] + "…"
+        shown = (
+            prediction
+            if len(prediction) <= _PREDICTION_CHARS
+            else prediction[:_PREDICTION_CHARS] + "…"
+        )
         text.append(" ".join(shown.split()) + "\n")
         if not verdict.passed:
             text.append(f"     {verdict.reason}\n", style="dim")
         if verdict.disagrees:
             official = "pass" if verdict.official else "fail"
-            text.append(f"     the benchmark's spliced check says {official}\n", style="italic yellow")
+            text.append(
+                f"     the benchmark's spliced check says {official}\n", style="italic yellow"
+            )
     return text

@@ -1,0 +1,1 @@
+"""The command line: `main.py` builds the parser, one `<name>_cmd.py` module per subcommand."""

@@ -1,0 +1,116 @@
+"""Command line: `cruxtui` opens the TUI; subcommands do the same work headless, for scripts.
+
+argparse (stdlib) keeps start-up fast: each subcommand lives in `cruxtui/cli/<name>_cmd.py`
+with `register(subparsers)`, and imports its heavy dependencies only when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from cruxtui import __version__
+from cruxtui.cli.errors import CliError
+from cruxtui.cli.options import add_dataset_option
+
+# Subcommand modules `cruxtui.cli.<name>_cmd`; each defines `register(subparsers) -> None`
+# and sets `func=` on its parser. Order here is the order in `--help`.
+COMMANDS = (
+    "samples",
+    "download",  # the data
+    "score",
+    "trace",
+    "align",  # judging and explaining
+    "run",
+    "runs",
+    "compare",
+    "export",  # live models and stored runs
+    "perturb",
+    "cases",  # variants and the failure gallery
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cruxtui",
+        description="A terminal failure explorer for CRUXEval. Without a subcommand, opens the TUI.",
+    )
+    parser.add_argument("--version", action="version", version=f"cruxtui {__version__}")
+    add_dataset_option(parser)
+    parser.set_defaults(dataset=None, offline=False)
+    add_tui_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"cruxtui.cli.{name}_cmd").register(sub)
+    return parser
+
+
+def add_tui_options(parser: argparse.ArgumentParser) -> None:
+    """Options of the TUI itself (no subcommand). Later features add theirs here."""
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        help="run store (SQLite) for model runs; default: runs.sqlite in the user data folder",
+    )
+    parser.add_argument(
+        "--endpoint",
+        metavar="NAME_OR_URL",
+        help="endpoint (config.toml name or base URL) the run panel starts with",
+    )
+    parser.add_argument(
+        "--no-step-counts",
+        dest="step_counts",
+        action="store_false",
+        help="do not count every sample's numsteps in the background at start-up",
+    )
+    parser.add_argument(
+        "--generations",
+        metavar="FILE",
+        help="score a benchmark generations (or scored) JSON file: Browse gains a pass "
+        "column and F (failures only); the Sample screen lists each verdict",
+    )
+    parser.add_argument(
+        "--task",
+        choices=("output", "input"),
+        default="output",
+        help="the task of --generations (default: output)",
+    )
+    parser.add_argument(
+        "--cases",
+        metavar="DIR",
+        help="gallery folder for saved failure cases (default: $CRUXTUI_CASES_DIR, else ./cases)",
+    )
+
+
+def open_tui(args: argparse.Namespace) -> int:
+    from cruxtui.core.data.dataset import DatasetError, load_dataset
+
+    try:
+        dataset = load_dataset(args.dataset, offline=args.offline or None)
+    except DatasetError as exc:
+        raise CliError(str(exc)) from None
+    from cruxtui.tui.app import CruxApp
+
+    app = CruxApp(dataset, options=args)
+    app.run()
+    return app.return_code or 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", open_tui)
+    try:
+        return int(func(args) or 0)
+    except CliError as exc:
+        print(f"cruxtui: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cruxtui: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `cruxtui samples | head` closes the pipe early; that is not an error.
+        sys.stderr.close()
+        return 0

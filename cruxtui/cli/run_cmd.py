@@ -1,0 +1,227 @@
+"""`cruxtui run`: run a model on samples, store every generation as it completes, print pass@k.
+
+Running the same configuration again resumes the stored run and requests only what is missing;
+`--json` prints one summary object (with the run id) on stdout and keeps the progress bar on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from cruxtui.cli.errors import CliError
+from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.runs_cmd import add_store_option, open_store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run a model on samples (resumable) and print pass@k")
+    where = p.add_argument_group("model")
+    where.add_argument("--endpoint", metavar="NAME", help="a named endpoint from config.toml")
+    where.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 "
+        "(default: the endpoint's, or $OPENAI_BASE_URL)",
+    )
+    where.add_argument("--model", metavar="NAME", help="model name the server knows")
+    where.add_argument(
+        "--api",
+        choices=("completions", "chat"),
+        help="chat messages or a plain completion prompt (default: chat)",
+    )
+    where.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="API key (better: $OPENAI_API_KEY or the endpoint's api_key_env; "
+        "a key is never stored)",
+    )
+    where.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="per-request timeout (default 60)"
+    )
+    where.add_argument(
+        "--retries",
+        type=int,
+        metavar="N",
+        help="retries per request on 429 / 5xx / timeouts / connection errors, with "
+        "backoff and the server's Retry-After (default 4)",
+    )
+    what = p.add_argument_group("what to run")
+    what.add_argument("--task", choices=("output", "input"), default="output")
+    what.add_argument("--mode", choices=("direct", "cot", "scratchpad"), default="direct")
+    what.add_argument("--samples", metavar="ID,ID,...", help="only these samples (default: all)")
+    sampling = p.add_argument_group("sampling")
+    sampling.add_argument("-n", type=int, default=1, help="generations per sample (default 1)")
+    sampling.add_argument("--temperature", type=float, default=0.2)
+    sampling.add_argument("--top-p", type=float, default=0.95)
+    sampling.add_argument(
+        "--max-tokens", type=int, metavar="N", help="default: 128 direct, 1024 cot, 2048 scratchpad"
+    )
+    sampling.add_argument("--seed", type=int)
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="requests in flight at once (default: the endpoint's, else 8)",
+    )
+    add_store_option(p)
+    add_dataset_option(p)
+    p.add_argument("--json", action="store_true", help="print one JSON summary object")
+    p.set_defaults(func=run)
+
+
+def _sample_ids(args: argparse.Namespace, dataset: Any) -> list[str]:
+    if not args.samples:
+        return [s.id for s in dataset.samples]
+    ids = [x.strip() for x in args.samples.split(",") if x.strip()]
+    unknown = [x for x in ids if x not in dataset]
+    if unknown:
+        raise CliError(
+            f"--samples: {', '.join(unknown[:5])} not in the dataset "
+            f"({len(dataset)} samples, e.g. {dataset.samples[0].id})"
+        )
+    return list(dict.fromkeys(ids))
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    problems = [
+        (args.n < 1, "-n must be at least 1"),
+        (not 0 <= args.temperature <= 2, "--temperature must be between 0 and 2"),
+        (not 0 < args.top_p <= 1, "--top-p must be in (0, 1]"),
+        (args.max_tokens is not None and args.max_tokens < 1, "--max-tokens must be at least 1"),
+        (args.concurrency is not None and args.concurrency < 1, "--concurrency must be at least 1"),
+        (args.timeout is not None and args.timeout <= 0, "--timeout must be positive"),
+        (args.retries is not None and args.retries < 0, "--retries must be 0 or more"),
+    ]
+    for bad, message in problems:
+        if bad:
+            raise CliError(message)
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_numbers(args)
+    from cruxtui.cli.options import open_dataset
+    from cruxtui.core.models import ModelError, SamplingParams
+    from cruxtui.core.models.prompts import DEFAULT_MAX_TOKENS, style_for_api
+    from cruxtui.core.runs.session import open_backend
+
+    dataset = open_dataset(args)
+    ids = _sample_ids(args, dataset)
+    try:
+        backend, endpoint = open_backend(
+            endpoint=args.endpoint,
+            base_url=args.base_url,
+            model=args.model,
+            api=args.api,
+            api_key=args.api_key,
+            timeout=args.timeout,
+            retries=args.retries,
+        )
+    except ModelError as exc:
+        raise CliError(exc.message) from None
+    params = SamplingParams(
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS[args.mode],
+        n=args.n,
+        seed=args.seed,
+    )
+    style = style_for_api(backend.spec.api)
+    concurrency = args.concurrency or endpoint.concurrency or 8
+    with open_store(args) as store:
+        summary = asyncio.run(_run(args, store, backend, dataset, ids, params, style, concurrency))
+        counts = store.counts(summary.run_id)
+        if summary.aborted and not counts:
+            # Nothing was ever stored (a wrong key, an unknown model...): keep no empty run around.
+            store.delete(summary.run_id)
+            raise CliError(summary.aborted)
+    counts = {sid: nc for sid, nc in counts.items() if sid in set(ids)}
+    report = _report(summary, counts, args.n)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        _print_report(report)
+    if summary.aborted:
+        raise CliError(f"{summary.aborted} (run {summary.run_id}; run the same command to resume)")
+    return 1 if summary.failed else 0
+
+
+async def _run(
+    args: argparse.Namespace,
+    store: Any,
+    backend: Any,
+    dataset: Any,
+    ids: list[str],
+    params: Any,
+    style: str,
+    concurrency: int,
+) -> Any:
+    from cruxtui.cli.run_progress import ProgressListener
+    from cruxtui.core.runs.runner import Runner, prepare_run
+
+    try:
+        info, plan = prepare_run(
+            store,
+            backend,
+            dataset_digest=dataset.digest,
+            task=args.task,
+            mode=args.mode,
+            style=style,
+            params=params,
+        )
+        samples = {sid: dataset[sid] for sid in ids}
+        title = (
+            f"run {info.id}: {backend.spec.model} {args.task}/{args.mode} n={params.n}"
+            f" t={params.temperature:g}"
+        )
+        with ProgressListener(title) as listener:
+            runner = Runner(plan, store, samples, concurrency=concurrency, listener=listener)
+            return await runner.run(ids)
+    finally:
+        await backend.aclose()
+
+
+def _report(summary: Any, counts: dict[str, tuple[int, int]], n: int) -> dict[str, Any]:
+    from cruxtui.core.scoring.passk import mean_pass_at_k
+
+    pass_at: dict[str, float] = {}
+    for k in sorted({1, 5, 10, n}):
+        scored = [(m, c) for m, c in counts.values() if m >= k]
+        if k <= n and scored:
+            pass_at[f"pass@{k}"] = mean_pass_at_k(scored, k)
+    return {
+        "run_id": summary.run_id,
+        "status": summary.status,
+        "samples": len(counts),
+        "generations": sum(m for m, _ in counts.values()),
+        "requested": summary.requested,
+        "completed": summary.completed,
+        "failed": summary.failed,
+        "stored_before": summary.stored_before,
+        "elapsed": round(summary.elapsed, 3),
+        **pass_at,
+        "error": summary.aborted,
+        "failures": [{"sample_id": s, "index": i, "error": e} for s, i, e in summary.failures[:20]],
+    }
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    out = sys.stdout
+    out.write(
+        f"run {report['run_id']}: {report['status']}, {report['generations']} generations of "
+        f"{report['samples']} samples ({report['completed']} new, "
+        f"{report['stored_before']} already stored) in {report['elapsed']:.1f}s\n"
+    )
+    scores = "  ".join(f"{k} {v:.1f}" for k, v in report.items() if k.startswith("pass@"))
+    if scores:
+        out.write(f"  {scores}\n")
+    if report["failed"]:
+        out.write(
+            f"  {report['failed']} requests failed; run the same command again to retry them\n"
+        )
+        for f in report["failures"][:5]:
+            where = f["sample_id"] + (f"#{f['index']}" if f["index"] is not None else "")
+            out.write(f"    {where}: {f['error']}\n")

@@ -1,1 +1,0 @@
-"""One module per CLI subcommand; see `cruxtui.cli.COMMANDS`."""

@@ -1,0 +1,1 @@
+"""Failure cases: the file format, building, replaying, rendering and gallery export."""

@@ -1,0 +1,1 @@
+"""The benchmark's samples: loading with precise errors, where they come from, search."""

@@ -1,0 +1,1 @@
+"""Isolated execution of untrusted code: the worker pool, and the jobs that run inside a check."""

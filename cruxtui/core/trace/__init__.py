@@ -1,0 +1,1 @@
+"""Traced execution of a sample (parent side) and numsteps."""

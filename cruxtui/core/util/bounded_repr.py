@@ -1,0 +1,163 @@
+"""`repr()` with a size bound, for showing values a traced function holds.
+
+A traced loop may build a string of a million characters; calling `repr()` on it at every step
+would make tracing quadratic and the trace huge. `bounded_repr` walks the builtin containers
+itself, stops once it has produced `limit` characters, and says where it cut with `CUT`, so a
+reader never mistakes a shortened value for the real one. Values that fit are rendered exactly
+as `repr()` renders them (the tests compare traced return values with the benchmark's outputs).
+"""
+
+from __future__ import annotations
+
+CUT = "…"
+"""Marks the place where a value was cut; followed by how much was left out: `…(+970 chars)`."""
+
+DEFAULT_LIMIT = 300
+
+_ATOMS = (int, float, complex, bool, type(None), type(Ellipsis))
+
+
+def bounded_repr(value: object, limit: int = DEFAULT_LIMIT) -> str:
+    """`repr(value)` if it has at most `limit` characters, else a prefix ending in a cut marker.
+
+    Never raises: a `__repr__` that fails is shown as `<repr failed: TypeName>`.
+    """
+    out = _Writer(limit)
+    try:
+        _write(value, out, set())
+    except _Full:
+        pass
+    except Exception as exc:  # a user-defined __repr__ may raise anything
+        return f"<repr failed: {type(exc).__name__}>"
+    return out.text()
+
+
+def is_cut(text: str) -> bool:
+    """True if `text` came from `bounded_repr` and was shortened."""
+    return CUT + "(" in text
+
+
+class _Full(Exception):
+    """The writer reached its limit: stop walking the value."""
+
+
+class _Writer:
+    def __init__(self, limit: int) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.limit = max(limit, 8)
+        self.cut = False
+
+    def write(self, piece: str) -> None:
+        room = self.limit - self.size
+        if len(piece) <= room:
+            self.parts.append(piece)
+            self.size += len(piece)
+            return
+        self.parts.append(piece[:room])
+        self.stop(len(piece) - room, "chars")
+
+    def stop(self, count: int, unit: str) -> None:
+        """Close the text with the cut marker saying how much of the value was left out."""
+        self.parts.append(f"{CUT}(+{count} {unit})")
+        self.size = self.limit
+        self.cut = True
+        raise _Full
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _write(value: object, out: _Writer, active: set[int]) -> None:
+    kind = type(value)
+    if kind is int:
+        _write_int(value, out)  # type: ignore[arg-type]
+    elif kind in _ATOMS:
+        out.write(repr(value))
+    elif kind is str or kind is bytes:
+        _write_sized(value, out)  # type: ignore[arg-type]
+    elif kind in (list, tuple, set, frozenset, dict):
+        if id(value) in active:  # a container that holds itself, as repr() shows it
+            out.write("[...]" if kind is list else "{...}")
+            return
+        active.add(id(value))
+        try:
+            _write_container(value, kind, out, active)
+        finally:
+            active.discard(id(value))
+    else:
+        out.write(repr(value))
+
+
+def _write_sized(value: str | bytes, out: _Writer) -> None:
+    """Strings: render only the part that can fit, so a huge string costs no more than a small one.
+
+    A cut string keeps its opening quote and no closing one, and the marker counts the characters
+    of the value (not of its repr) that were left out.
+    """
+    room = out.limit - out.size
+    if len(value) + 2 <= room:
+        out.write(repr(value))
+        return
+    keep = max(room - 2, 1)
+    head = repr(value[:keep])
+    while len(head) > room and keep > 1:  # escapes made it longer: keep fewer characters
+        keep = max(1, min(keep - 1, keep * room // len(head)))
+        head = repr(value[:keep])
+    if keep >= len(value):
+        out.write(head)
+        return
+    out.parts.append(head[:-1])
+    out.size += len(head) - 1
+    out.stop(len(value) - keep, "chars")
+
+
+def _write_int(value: int, out: _Writer) -> None:
+    """Ints beyond Python's 4300-digit str() limit cannot be repr'd at all: describe them instead."""
+    try:
+        out.write(repr(value))
+    except ValueError:
+        out.write(f"<int with {value.bit_length()} bits>")
+
+
+def _write_container(value: object, kind: type, out: _Writer, active: set[int]) -> None:
+    items = value  # type: ignore[assignment]
+    if kind is dict:
+        if not value:  # type: ignore[truthy-bool]
+            out.write("{}")
+            return
+        out.write("{")
+        for n, (k, v) in enumerate(value.items()):  # type: ignore[attr-defined]
+            if n:
+                out.write(", ")
+            _check_room(out, len(value) - n)  # type: ignore[arg-type]
+            _write(k, out, active)
+            out.write(": ")
+            _write(v, out, active)
+        out.write("}")
+        return
+    if kind in (set, frozenset) and not value:  # type: ignore[truthy-bool]
+        out.write(f"{kind.__name__}()")
+        return
+    opener, closer = {
+        list: ("[", "]"),
+        tuple: ("(", ")"),
+        set: ("{", "}"),
+        frozenset: ("frozenset({", "})"),
+    }[kind]
+    out.write(opener)
+    size = len(items)  # type: ignore[arg-type]
+    for n, item in enumerate(items):  # type: ignore[attr-defined]
+        if n:
+            out.write(", ")
+        _check_room(out, size - n)
+        _write(item, out, active)
+    if kind is tuple and size == 1:
+        out.write(",")
+    out.write(closer)
+
+
+def _check_room(out: _Writer, remaining: int) -> None:
+    """Before the next item: if there is no room left for even a short one, say how many are left."""
+    if out.limit - out.size < 4:
+        out.stop(remaining, "items" if remaining != 1 else "item")

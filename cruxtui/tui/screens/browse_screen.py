@@ -1,0 +1,219 @@
+"""Browse: every sample in one table, narrowed as you type, sortable by any column."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Select, Static
+
+from cruxtui.core.data.dataset import Source
+from cruxtui.core.data.search import SampleIndex
+from cruxtui.tui.app import BrowseStateChanged
+from cruxtui.tui.columns import Column
+from cruxtui.tui.widgets.sample_table import SampleTable, TableColumn
+
+if TYPE_CHECKING:
+    from cruxtui.tui.app import CruxApp
+
+ALL = "__all__"
+
+
+BASE_COLUMNS = (
+    Column("id", "id", lambda s: s.id, lambda s: _id_order(s.id), 11),
+    Column("code", "code", lambda s: s.first_line, lambda s: s.first_line, 38),
+    Column("lines", "lines", lambda s: str(s.lines), lambda s: s.lines, 5),
+    Column("methods", "methods", lambda s: ",".join(s.methods), lambda s: s.methods, 18),
+    Column("type", "output", lambda s: s.output_type, lambda s: s.output_type, 6),
+)
+
+
+def _cell(value: str | Text) -> Text:
+    """Plain strings become `Text` as is: code like `x[1]` or `[/ANSWER]` must never be read as
+    Rich markup (and skipping the markup parser is what keeps a keystroke's rebuild fast)."""
+    return value if isinstance(value, Text) else Text(value, no_wrap=True, overflow="ellipsis")
+
+
+def _id_order(sample_id: str) -> tuple[str, int]:
+    """Sort `sample_2` before `sample_10`."""
+    stem, _, num = sample_id.rpartition("_")
+    return (stem, int(num)) if num.isdigit() else (sample_id, -1)
+
+
+class BrowseScreen(Screen[None]):
+    """The home screen. Typing filters; Enter opens; clicking a header (or `o`) sorts."""
+
+    BINDINGS = [
+        Binding("slash", "focus_search", "Search", id="browse.search"),
+        Binding("escape", "clear_search", "Clear", show=False, id="browse.clear"),
+        Binding("o", "cycle_sort", "Sort", id="browse.sort"),
+        Binding("O", "reverse_sort", "Reverse", show=False, id="browse.reverse"),
+        Binding("F", "toggle_failures", "Failures", id="browse.failures"),
+        Binding("q", "app.quit", "Quit", id="browse.quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sort_key = "id"
+        self._reverse = False
+        self._matches: list[str] = []
+        self.visible_ids: list[str] = []
+        """Sample ids in the order shown: the Sample screen steps through these with [ and ]."""
+
+    @property
+    def crux(self) -> CruxApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="browse-bar"):
+            yield Input(
+                placeholder="search code, input, output · method:rfind · type:list", id="search"
+            )
+            yield Select[str]([], prompt="any method", id="method-filter", allow_blank=True)
+        yield SampleTable(id="samples")
+        yield Static(id="browse-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._index = SampleIndex(self.crux.dataset.samples)
+        self._matches = [s.id for s in self.crux.dataset.samples]
+        self._rebuild()
+        self.query_one(SampleTable).focus()
+        self._fill_method_filter()
+
+    def _fill_method_filter(self) -> None:
+        """Method counts need every sample parsed: done after first paint so start-up stays fast."""
+        counts: dict[str, int] = {}
+        for s in self.crux.dataset.samples:
+            for m in s.methods:
+                counts[m] = counts.get(m, 0) + 1
+        options = [
+            (f"{m} ({n})", m) for m, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        ]
+        self.query_one("#method-filter", Select).set_options(options)
+
+    # Table ---------------------------------------------------------------------------------
+    def _columns(self) -> list[Column]:
+        return [*BASE_COLUMNS, *self.crux.extra_columns.values()]
+
+    def _rebuild(self) -> None:
+        """Re-render rows for the current matches, filters and sort. Cheap enough per keystroke."""
+        table = self.query_one(SampleTable)
+        columns = self._columns()
+        dataset = self.crux.dataset
+        samples = [dataset[sid] for sid in self._matches]
+        for pred in self.crux.extra_filters.values():
+            samples = [s for s in samples if pred(s)]
+        if self._sort_key != "rank":
+            col = next((c for c in columns if c.key == self._sort_key), BASE_COLUMNS[0])
+            samples.sort(key=col.sort_key, reverse=self._reverse)
+        self.visible_ids = [s.id for s in samples]
+        table_columns = [
+            TableColumn(
+                c.key, f"{c.label}{self._arrow(c.key)}", c.width or max(len(c.label) + 1, 8)
+            )
+            for c in columns
+        ]
+        rows = [(s.id, [_cell(c.value(s)) for c in columns]) for s in samples]
+        table.set_data(table_columns, rows, keep=table.cursor_key)
+        self._update_status()
+
+    def _arrow(self, key: str) -> str:
+        if key != self._sort_key:
+            return ""
+        return "▼" if self._reverse else "▲"
+
+    def _update_status(self) -> None:
+        total = len(self.crux.dataset)
+        shown = len(self.visible_ids)
+        filters = ", ".join(self.crux.extra_filters) or "none"
+        sort = f"{self._sort_key}{' (reversed)' if self._reverse else ''}"
+        source = self.crux.dataset.source.value
+        if self.crux.dataset.source is Source.STARTER:
+            # The toast fades; this line keeps saying it is not the benchmark.
+            source = "starter set, not CRUXEval: `cruxtui download` or --dataset for all 800"
+        self.query_one("#browse-status", Static).update(
+            Text(f"{shown} of {total} shown · filters: {filters} · sort: {sort} · {source}")
+        )
+
+    # Events --------------------------------------------------------------------------------
+    @on(Input.Changed, "#search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self._apply_search()
+
+    @on(Select.Changed, "#method-filter")
+    def _method_changed(self, event: Select.Changed) -> None:
+        self._apply_search()
+
+    def _apply_search(self) -> None:
+        text = self.query_one("#search", Input).value
+        method = self.query_one("#method-filter", Select).value
+        methods = [method] if isinstance(method, str) else []
+        self._matches = self._index.search(text, methods=methods)
+        # Ranked results are most useful while typing; a header click re-sorts them.
+        words = [w for w in text.split() if ":" not in w]
+        if words and self._sort_key == "id":
+            self._sort_key = "rank"
+        elif not words and self._sort_key == "rank":
+            self._sort_key = "id"
+        self._rebuild()
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self) -> None:
+        self.query_one(SampleTable).focus()
+
+    @on(SampleTable.RowSelected)
+    def _open(self, event: SampleTable.RowSelected) -> None:
+        self.crux.open_sample(event.key)
+
+    @on(SampleTable.HeaderSelected)
+    def _sort_by_header(self, event: SampleTable.HeaderSelected) -> None:
+        key = event.column_key
+        if key == self._sort_key:
+            self._reverse = not self._reverse
+        else:
+            self._sort_key, self._reverse = key, False
+        self._rebuild()
+
+    def on_browse_state_changed(self, message: BrowseStateChanged) -> None:
+        self._rebuild()
+
+    # Actions -------------------------------------------------------------------------------
+    def action_focus_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def action_clear_search(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.value:
+            search.value = ""
+        self.query_one(SampleTable).focus()
+
+    def action_cycle_sort(self) -> None:
+        keys = [c.key for c in self._columns()]
+        current = keys.index(self._sort_key) if self._sort_key in keys else -1
+        self._sort_key, self._reverse = keys[(current + 1) % len(keys)], False
+        self._rebuild()
+
+    def action_reverse_sort(self) -> None:
+        self._reverse = not self._reverse
+        self._rebuild()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The failures-only key exists (and shows in the footer) once a scored set is loaded."""
+        if action == "toggle_failures":
+            from cruxtui.tui.scored_set import scored_set_of
+
+            return scored_set_of(self.app) is not None
+        return True
+
+    def action_toggle_failures(self) -> None:
+        """Only samples with a failing generation of the scored set (--generations), or all again."""
+        from cruxtui.tui.scored_set import toggle_failures
+
+        toggle_failures(self.crux)

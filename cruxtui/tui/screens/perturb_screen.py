@@ -1,0 +1,354 @@
+"""Perturb: build a variant of a sample step by step and see its diff and new ground truth.
+
+Opened from the Sample screen (`p`). The left column picks a transform, its parameters and seed;
+the preview always shows the chain so far plus the step being picked, verified in the sandbox in
+a worker (so typing stays responsive). `Add` (or Enter in the parameters) commits the step. The
+accepted variant is a `Sample`: ctrl+o opens it on the Sample screen (from where it can be
+traced, run, saved or perturbed further), ctrl+t traces it, ctrl+r runs a model on original and
+variant side by side. Keys are ctrl+letter so they work while typing parameters.
+Accepted variants are registered in `CruxApp.variants`, so `open_sample(variant_id)` finds them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, Select, Static
+from textual.worker import get_current_worker
+
+from cruxtui.core.data.dataset import Sample
+from cruxtui.core.perturb import (
+    CATALOGUE,
+    PerturbError,
+    Rejection,
+    TransformSpec,
+    Variant,
+    apply_chain,
+    verify,
+)
+from cruxtui.tui.widgets.diff_view import DiffView
+from cruxtui.tui.widgets.run_panel import RunPanel
+
+if TYPE_CHECKING:
+    from cruxtui.core.sandbox.pool import Sandbox
+    from cruxtui.tui.app import CruxApp
+
+Preview = Variant | Rejection | str
+"""What the preview shows: an accepted variant, a rejected one, or why nothing could be built."""
+
+_RUN_FIELDS_INPUT = ("#run-endpoint", "#run-model", "#run-n", "#run-temperature", "#run-seed")
+_RUN_FIELDS_SELECT = ("#run-task", "#run-mode")
+
+
+class SampleRunPanel(RunPanel):
+    """The Sample screen's run panel, bound to a given sample instead of the screen's."""
+
+    def __init__(self, sample: Sample, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fixed_sample = sample
+
+    @property
+    def sample(self) -> Sample:
+        return self.fixed_sample
+
+    def on_mount(self) -> None:  # RunPanel.on_mount runs after this one and sets its own title
+        self.call_after_refresh(setattr, self, "border_title", f"Run on {self.fixed_sample.id}")
+
+
+class PerturbScreen(Screen[None]):
+    CSS_PATH = "perturb.tcss"
+    AUTO_FOCUS = "#perturb-transform"
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="perturb.back"),
+        Binding("ctrl+z", "undo", "Undo step", id="perturb.undo"),
+        Binding("ctrl+l", "toggle_unified", "Unified/2 columns", id="perturb.unified"),
+        Binding("ctrl+o", "open_variant", "Open variant", id="perturb.open"),
+        Binding("ctrl+t", "trace_variant", "Trace variant", id="perturb.trace"),
+        Binding("ctrl+r", "run_both", "Run model on both", id="perturb.run"),
+    ]
+
+    def __init__(self, sample: Sample, *, sandbox: Sandbox | None = None) -> None:
+        super().__init__()
+        self.sample = sample
+        self.chain: list[TransformSpec] = []
+        self.preview: Preview | None = None
+        self._sandbox = sandbox
+        self._previewed: list[TransformSpec] = []
+
+    @property
+    def crux(self) -> CruxApp:
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def variant(self) -> Variant | None:
+        """The variant on show, if it was accepted (what other screens can use)."""
+        return self.preview if isinstance(self.preview, Variant) else None
+
+    # Layout --------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        options = [
+            (f"{name}{'  (preserving)' if t.preserving else ''}", name)
+            for name, t in CATALOGUE.items()
+        ]
+        yield Header()
+        with Horizontal(id="perturb-main"):
+            with Vertical(id="perturb-side"):
+                yield Static("Transform", classes="section")
+                yield Select(options, value="rename", allow_blank=False, id="perturb-transform")
+                yield Input(placeholder="parameters", id="perturb-params")
+                with Horizontal(id="perturb-seed-row"):
+                    yield Static("seed", id="perturb-seed-label")
+                    yield Input("0", type="integer", id="perturb-seed")
+                yield Static(id="perturb-about")
+                with Horizontal(id="perturb-buttons"):
+                    yield Button("Add", id="perturb-add", variant="primary")
+                    yield Button("Undo", id="perturb-undo")
+                yield Static("Chain", classes="section")
+                yield Static(id="perturb-chain")
+            with Vertical(id="perturb-body"):
+                yield Static(id="perturb-title")
+                with VerticalScroll(id="perturb-diff-pane"):
+                    yield DiffView(id="perturb-diff")
+                yield Static(id="perturb-truth")
+                yield Horizontal(id="perturb-runs")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#perturb-runs").display = False
+        self._describe_transform()
+        self._show_chain()
+        self.refresh_preview()
+
+    # Picking -------------------------------------------------------------------------------
+    def pending(self) -> TransformSpec | None:
+        """The step being picked (transform + params + seed), or None if the seed is not a number."""
+        name = self.query_one("#perturb-transform", Select).value
+        params = self.query_one("#perturb-params", Input).value.strip()
+        seed_text = self.query_one("#perturb-seed", Input).value.strip() or "0"
+        try:
+            seed = int(seed_text)
+        except ValueError:
+            return None
+        return TransformSpec(str(name), params, seed)
+
+    @on(Select.Changed, "#perturb-transform")
+    def _transform_changed(self) -> None:
+        self.query_one("#perturb-params", Input).value = ""
+        self._describe_transform()
+        self.refresh_preview()
+
+    @on(Input.Changed, "#perturb-params")
+    @on(Input.Changed, "#perturb-seed")
+    def _params_changed(self) -> None:
+        self.refresh_preview()
+
+    @on(Input.Submitted, "#perturb-params")
+    @on(Input.Submitted, "#perturb-seed")
+    @on(Button.Pressed, "#perturb-add")
+    def action_add(self) -> None:
+        """Commit the step being picked to the chain (only if it builds a variant)."""
+        spec = self.pending()
+        if spec is None:
+            self.notify("The seed must be a whole number.", severity="error")
+            return
+        try:
+            apply_chain(self.sample, [*self.chain, spec])
+        except PerturbError as exc:
+            self.notify(str(exc), title=str(spec), severity="error")
+            return
+        self.chain.append(spec)
+        self.query_one("#perturb-params", Input).value = ""
+        self._show_chain()
+        self.refresh_preview()
+
+    @on(Button.Pressed, "#perturb-undo")
+    def action_undo(self) -> None:
+        """Drop the last step of the chain."""
+        if self.chain:
+            self.chain.pop()
+            self._show_chain()
+            self.refresh_preview()
+
+    def _describe_transform(self) -> None:
+        transform = CATALOGUE[str(self.query_one("#perturb-transform", Select).value)]
+        kind = "keeps the output" if transform.preserving else "may change the output"
+        text = Text(transform.summary + "\n", style="")
+        text.append(f"{kind}\n", style="italic")
+        text.append(f"params: {transform.params_help}", style="dim")
+        self.query_one("#perturb-about", Static).update(text)
+
+    def _show_chain(self) -> None:
+        text = Text()
+        for n, spec in enumerate(self.chain, start=1):
+            text.append(f"{n}. {spec}", style="bold")
+            text.append(f"  seed {spec.seed}\n", style="dim")
+        if not self.chain:
+            text.append("no step yet: the preview shows the step being picked", style="dim italic")
+        self.query_one("#perturb-chain", Static).update(text)
+
+    # Preview -------------------------------------------------------------------------------
+    def refresh_preview(self) -> None:
+        """Rebuild the preview for the chain plus the pending step (in a worker)."""
+        pending = self.pending()
+        specs = [*self.chain, *([pending] if pending is not None else [])]
+        self._previewed = specs
+        self.query_one("#perturb-title", Static).update(self._title("verifying…"))
+        self._preview_worker(specs)
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="perturb-preview",
+        name="Perturb preview",
+        exit_on_error=False,
+    )
+    def _preview_worker(self, specs: list[TransformSpec]) -> None:
+        worker = get_current_worker()
+        result = self.build(specs)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_preview, specs, result)
+
+    def build(self, specs: list[TransformSpec]) -> Preview:
+        """Apply and verify `specs` (blocking: call from a worker)."""
+        if not specs:
+            return "Pick a transform."
+        try:
+            applied = apply_chain(self.sample, specs)
+        except PerturbError as exc:
+            return str(exc)
+        from cruxtui.core.sandbox.pool import default_sandbox
+
+        [result] = verify([applied], self._sandbox or default_sandbox())
+        return result
+
+    def _show_preview(self, specs: list[TransformSpec], result: Preview) -> None:
+        if specs != self._previewed:
+            return  # a newer preview is on its way
+        self.preview = result
+        diff = self.query_one(DiffView)
+        truth = self.query_one("#perturb-truth", Static)
+        if isinstance(result, str):
+            diff.show_note(result)
+            truth.update(Text(result, style="bold red" if specs else "dim"))
+            self.query_one("#perturb-title", Static).update(self._title())
+            return
+        applied = result.applied if isinstance(result, Rejection) else None
+        new_id = result.id
+        code = applied.subject.code if applied else result.sample.code  # type: ignore[union-attr]
+        diff.show_diff(self.sample.code, code, self.sample.id, new_id)
+        if isinstance(result, Variant):
+            self.crux.variants[result.id] = result
+            truth.update(self._truth(result))
+        else:
+            truth.update(self._rejected(result))
+        self.query_one("#perturb-title", Static).update(self._title())
+
+    def _title(self, note: str = "") -> Text:
+        title = Text.assemble((self.sample.id, "bold"))
+        if isinstance(self.preview, Variant | Rejection):
+            title.append(f"  →  {self.preview.id}", style="bold")
+        if note:
+            title.append(f"  {note}", style="dim italic")
+        return title
+
+    def _truth(self, variant: Variant) -> Text:
+        text = Text()
+        for n, (spec, note) in enumerate(zip(variant.chain, variant.notes, strict=True), start=1):
+            text.append(f"{n}. {spec}: ", style="bold")
+            text.append(f"{note}\n")
+        text.append("input   ", style="dim")
+        if variant.sample.input != self.sample.input:
+            text.append(f"f({self.sample.input})", style="red")
+            text.append("  →  ")
+            text.append(f"f({variant.sample.input})\n", style="green")
+        else:
+            text.append(f"f({self.sample.input})\n")
+        text.append("output  ", style="dim")
+        if variant.sample.output != self.sample.output:
+            text.append(self.sample.output, style="red")
+            text.append("  →  ")
+            text.append(variant.sample.output, style="bold green")
+        else:
+            text.append(variant.sample.output)
+            text.append("  (unchanged)", style="dim")
+        text.append("\nverified: ran twice in the sandbox", style="dim")
+        if variant.preserving:
+            text.append(", same output as the original (behaviour-preserving chain)", style="dim")
+        return text
+
+    @staticmethod
+    def _rejected(rejection: Rejection) -> Text:
+        text = Text("rejected ", style="bold red")
+        text.append(f"({rejection.kind}): ", style="red")
+        text.append(rejection.reason)
+        return text
+
+    # Using the variant ---------------------------------------------------------------------
+    def action_toggle_unified(self) -> None:
+        diff = self.query_one(DiffView)
+        diff.unified = not diff.unified
+
+    def _need_variant(self) -> Variant | None:
+        if self.variant is None:
+            self.notify("No accepted variant to use yet.", severity="warning")
+        return self.variant
+
+    def action_open_variant(self) -> None:
+        """Show the variant on the Sample screen (trace, run, save or perturb it from there)."""
+        variant = self._need_variant()
+        if variant is not None:
+            self.crux.open_sample(variant.id)
+
+    def action_trace_variant(self) -> None:
+        from cruxtui.tui.screens.trace_screen import TraceScreen
+
+        variant = self._need_variant()
+        if variant is not None:
+            self.app.push_screen(TraceScreen(variant.sample))
+
+    def action_run_both(self) -> None:
+        """Show (or hide) two run panels, original and variant: Run in either runs both, same settings."""
+        runs = self.query_one("#perturb-runs", Horizontal)
+        if runs.display:
+            runs.display = False
+            self.query_one("#perturb-diff-pane").display = True
+            self.query_one("#perturb-side").display = True
+            return
+        variant = self._need_variant()
+        if variant is None:
+            return
+        runs.remove_children()
+        runs.mount(
+            SampleRunPanel(self.sample, id="perturb-run-original"),
+            SampleRunPanel(variant.sample, id="perturb-run-variant"),
+        )
+        runs.display = True
+        self.query_one("#perturb-diff-pane").display = False
+        self.query_one("#perturb-side").display = False  # the two forms need the width
+
+    @on(Button.Pressed, "#run-go")
+    def _run_other_side(self, event: Button.Pressed) -> None:
+        """Run pressed in one panel: run the other panel's sample with the same settings."""
+        pressed = next(
+            (a for a in event.button.ancestors if a.id and a.id.startswith("perturb-run-")), None
+        )
+        if pressed is None:
+            return
+        other_id = (
+            "#perturb-run-variant"
+            if pressed.id == "perturb-run-original"
+            else "#perturb-run-original"
+        )
+        other: Any = self.query_one(other_id)
+        for selector in _RUN_FIELDS_INPUT:
+            other.query_one(selector, Input).value = pressed.query_one(selector, Input).value
+        for selector in _RUN_FIELDS_SELECT:
+            other.query_one(selector, Select).value = pressed.query_one(selector, Select).value
+        other.start()

@@ -1,0 +1,150 @@
+"""Sample: one function with its input and output, highlighted, and the way into every feature."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TextArea
+
+from cruxtui.core.data.dataset import Sample
+from cruxtui.tui.widgets.verdict_list import VerdictList
+
+if TYPE_CHECKING:
+    from cruxtui.tui.app import CruxApp
+
+
+def _value(text: str) -> Syntax:
+    return Syntax(text, "python", word_wrap=True, background_color="default")
+
+
+class SampleScreen(Screen[None]):
+    """Code (read-only editor with highlighting), the call, the expected output and metadata."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="sample.back"),
+        Binding("left_square_bracket", "step(-1)", "Prev", id="sample.prev"),
+        Binding("right_square_bracket", "step(1)", "Next", id="sample.next"),
+        Binding("r", "run_panel", "Run model", id="sample.run"),
+        Binding("t", "trace", "Trace", id="sample.trace"),
+        Binding("p", "perturb", "Perturb", id="sample.perturb"),
+        Binding("s", "save_case", "Save case", id="sample.save_case"),
+    ]
+
+    def __init__(self, sample: Sample) -> None:
+        super().__init__()
+        self.sample = sample
+
+    @property
+    def crux(self) -> CruxApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        s = self.sample
+        yield Header()
+        with Horizontal(id="sample-main"):
+            with Vertical(id="sample-left"):
+                yield Static(self._title(), id="sample-title")
+                yield TextArea.code_editor(
+                    s.code,
+                    language="python",
+                    read_only=True,
+                    id="sample-code",
+                    show_line_numbers=True,
+                )
+            with VerticalScroll(id="sample-right"):
+                yield Static("Call", classes="section")
+                yield Static(_value(s.call), id="sample-input")
+                yield Static("Expected output", classes="section")
+                yield Static(_value(s.output), id="sample-output")
+                yield Static("About", classes="section")
+                yield Static(self._meta(), id="sample-meta")
+                yield Static("Generations", classes="section", id="sample-verdicts-title")
+                yield VerdictList(id="sample-verdicts")
+        yield Footer()
+
+    def _title(self) -> Text:
+        return Text.assemble((self.sample.id, "bold"), "  ", (self.sample.first_line, "dim"))
+
+    def _meta(self) -> Text:
+        s = self.sample
+        rows = [
+            ("lines", str(s.lines)),
+            ("characters", str(s.chars)),
+            ("output type", s.output_type),
+            ("methods", ", ".join(s.methods) or "none"),
+            ("from", Path(s.origin).name if s.origin else self.crux.dataset.location),
+        ]
+        text = Text()
+        for name, value in rows:
+            text.append(f"{name:<12}", style="dim")
+            text.append(f"{value}\n")
+        return text
+
+    def show(self, sample: Sample) -> None:
+        """Switch this screen to another sample in place (keeps the back stack shallow)."""
+        self.sample = sample
+        self.query_one("#sample-title", Static).update(self._title())
+        self.query_one("#sample-code", TextArea).load_text(sample.code)
+        self.query_one("#sample-input", Static).update(_value(sample.call))
+        self.query_one("#sample-output", Static).update(_value(sample.output))
+        self.query_one("#sample-meta", Static).update(self._meta())
+        self._show_verdicts()
+
+    def on_mount(self) -> None:
+        self._show_verdicts()
+
+    def _show_verdicts(self) -> None:
+        """Each generation of the scored set (--generations) for this sample, with its verdict."""
+        from cruxtui.tui.scored_set import scored_set_of
+
+        verdicts = self.query_one("#sample-verdicts", VerdictList)
+        verdicts.show(scored_set_of(self.app), self.sample.id)
+        self.query_one("#sample-verdicts-title", Static).display = verdicts.display
+
+    def action_run_panel(self) -> None:
+        """Show (or hide) the panel that runs a model on this sample and streams its answers."""
+        from cruxtui.tui.widgets.run_panel import toggle_run_panel
+
+        toggle_run_panel(self)
+
+    def action_perturb(self) -> None:
+        """Make a variant of this sample (rename, flip a comparison, edit the input...)."""
+        from cruxtui.tui.screens.perturb_screen import PerturbScreen
+
+        self.app.push_screen(PerturbScreen(self.sample))
+
+    def action_trace(self) -> None:
+        """Step through this sample's execution on its own input."""
+        from cruxtui.tui.screens.trace_screen import TraceScreen
+
+        self.app.push_screen(TraceScreen(self.sample))
+
+    def action_save_case(self) -> None:
+        """Save this sample's failure as a case: from the run panel's run, else the latest run."""
+        from cruxtui.tui.case_save import save_failure
+        from cruxtui.tui.widgets.run_panel import RunPanel
+
+        panels = self.query(RunPanel)
+        run_id = panels.first().run_id if panels else None
+        # A variant made on the Perturb screen: the case records its transform chain and base sample.
+        save_failure(self, self.sample, run_id, self.crux.variants.get(self.sample.id))
+
+    def action_step(self, delta: int) -> None:
+        """Previous / next sample in the Browse screen's current order."""
+        from cruxtui.tui.screens.browse_screen import BrowseScreen
+
+        order = next(
+            (s.visible_ids for s in self.app.screen_stack if isinstance(s, BrowseScreen)),
+            [x.id for x in self.crux.dataset.samples],
+        )
+        if self.sample.id not in order or not order:
+            return
+        i = (order.index(self.sample.id) + delta) % len(order)
+        self.show(self.crux.dataset[order[i]])

@@ -1,0 +1,197 @@
+"""The TUI shell with Pilot: searching narrows the table, Enter opens a sample, Escape returns,
+the palette jumps to a sample, help opens and closes; plus snapshots of the main screens."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, TextArea
+
+from cruxtui.core.data.dataset import Dataset, load_dataset
+from cruxtui.tui.app import CruxApp
+from cruxtui.tui.columns import Column
+from cruxtui.tui.screens.browse_screen import BrowseScreen
+from cruxtui.tui.screens.help_screen import HelpScreen
+from cruxtui.tui.screens.sample_screen import SampleScreen
+from cruxtui.tui.widgets.sample_table import SampleTable
+
+SIZE = (100, 30)
+
+
+def rows(app: CruxApp) -> int:
+    return app.screen.query_one(SampleTable).row_count
+
+
+async def test_browse_lists_every_sample(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, BrowseScreen)
+        assert rows(app) == 800
+
+
+async def test_typing_narrows_enter_opens_escape_returns(official: Dataset) -> None:
+    expected = sorted(
+        (s.id for s in official if ".rfind(" in s.code), key=lambda i: int(i.split("_")[1])
+    )
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"rfind")
+        await pilot.pause()
+        assert app.screen.query_one("#search", Input).value == "rfind"
+        assert sorted(app.screen.visible_ids, key=lambda i: int(i.split("_")[1])) == expected
+        assert rows(app) == len(expected)
+        await pilot.press("enter")  # search box -> table
+        await pilot.press("enter")  # open the selected row
+        await pilot.pause()
+        assert isinstance(app.screen, SampleScreen)
+        assert app.screen.sample.id == app.screen_stack[-2].visible_ids[0]
+        code = app.screen.query_one("#sample-code", TextArea)
+        assert ".rfind(" in code.text and code.read_only and code.language == "python"
+        await pilot.press("right_square_bracket")
+        assert app.screen.sample.id == app.screen_stack[-2].visible_ids[1]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowseScreen)
+        assert rows(app) == len(expected)  # the search survives the round trip
+
+
+async def test_typo_still_finds_and_method_filter(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"rfnid")
+        await pilot.pause()
+        assert "sample_35" in app.screen.visible_ids
+        search = app.screen.query_one("#search", Input)
+        search.value = "method:rfind type:list"
+        await pilot.pause()
+        assert app.screen.visible_ids
+        assert all(
+            "rfind" in official[i].methods and official[i].output_type == "list"
+            for i in app.screen.visible_ids
+        )
+
+
+async def test_sort_by_header_click_and_key(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("o")  # id -> code
+        await pilot.press("o")  # code -> lines
+        await pilot.pause()
+        lines = [official[i].lines for i in app.screen.visible_ids]
+        assert lines == sorted(lines)
+        await pilot.press("O")
+        await pilot.pause()
+        lines = [official[i].lines for i in app.screen.visible_ids]
+        assert lines == sorted(lines, reverse=True)
+
+
+async def test_registered_column_and_filter(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.set_column(Column("chars", "chars", lambda s: str(s.chars), lambda s: s.chars))
+        app.set_filter("short", lambda s: s.lines <= 3)
+        await pilot.pause()
+        table = app.screen.query_one(SampleTable)
+        assert "chars" in [c.key for c in table.columns]
+        assert rows(app) == sum(1 for s in official if s.lines <= 3)
+        app.set_filter("short", None)
+        await pilot.pause()
+        assert rows(app) == 800
+
+
+async def test_palette_jumps_to_sample(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.press(*"sample_123")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SampleScreen)
+        assert app.screen.sample.id == "sample_123"
+
+
+async def test_help_opens_and_closes(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+
+
+async def test_starter_set_opens_with_notice() -> None:
+    dataset = load_dataset(offline=True)
+    app = CruxApp(dataset)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert rows(app) == len(dataset) >= 30
+        messages = [n.message for n in app._notifications]
+        assert any("cruxtui download" in m for m in messages)
+        status = str(app.screen.query_one("#browse-status").render())
+        assert "starter set, not CRUXEval" in status and "cruxtui download" in status
+
+
+async def test_quit_cleanly(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+    assert app.return_code in (0, None)
+
+
+@pytest.mark.parametrize("keys", [(), ("enter",), ("f1",)], ids=["browse", "sample", "help"])
+def test_snapshots(snap_compare, official: Dataset, keys: tuple[str, ...]) -> None:
+    assert snap_compare(CruxApp(official), terminal_size=SIZE, press=list(keys))
+
+
+def test_snapshot_80x24(snap_compare, official: Dataset) -> None:
+    assert snap_compare(CruxApp(official), terminal_size=(80, 24), press=["slash", *"rfind"])
+
+
+async def test_failed_worker_shows_error_modal_not_traceback(official: Dataset) -> None:
+    from textual.widgets import Static
+
+    from cruxtui.tui.screens.error_screen import ErrorScreen
+
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+
+        def boom() -> None:
+            raise RuntimeError("endpoint http://127.0.0.1:9 refused the connection")
+
+        worker = app.run_worker(boom, name="Model run", thread=True, exit_on_error=False)
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, ErrorScreen):
+                break
+        assert worker.is_finished
+        assert isinstance(app.screen, ErrorScreen)
+        assert "refused the connection" in str(
+            app.screen.query_one("#error-message", Static).render()
+        )
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+    assert app.return_code in (0, None)
+
+
+async def test_mouse_header_click_sorts_and_double_click_opens(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(SampleTable)
+        lines_x = sum(c.width + 1 for c in table.columns[:2]) + 1  # inside the "lines" header
+        await pilot.click(SampleTable, offset=(lines_x, 0))
+        await pilot.pause()
+        lines = [official[i].lines for i in app.screen.visible_ids]
+        assert lines == sorted(lines) and app.screen._sort_key == "lines"
+        # The cursor stayed on the same sample through the sort, so the view scrolled to it.
+        row = int(table.scroll_offset.y) + 2
+        await pilot.click(SampleTable, offset=(2, 3))  # third line on screen: highlight only
+        await pilot.pause()
+        assert table.cursor_row == row and isinstance(app.screen, BrowseScreen)
+        await pilot.double_click(SampleTable, offset=(2, 3))
+        await pilot.pause()
+        assert isinstance(app.screen, SampleScreen)
+        assert app.screen.sample.id == app.screen_stack[-2].visible_ids[row]
