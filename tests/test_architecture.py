@@ -87,3 +87,60 @@ def test_no_core_source_imports_textual() -> None:
         if (found := textual_imports(p.read_text(encoding="utf-8")))
     }
     assert offenders == {}
+
+
+def test_no_two_modules_share_a_basename() -> None:
+    """A feature is found in one guess: `trace.py` and `tracer.py`, or two `replay.py`, are not."""
+    seen: dict[str, list[str]] = {}
+    for p in (REPO / "cruxtui").rglob("*.py"):
+        if p.name not in ("__init__.py", "__main__.py"):
+            seen.setdefault(p.stem, []).append(str(p.relative_to(REPO)))
+    assert {k: v for k, v in seen.items() if len(v) > 1} == {}
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """Imports form a DAG: a module-level or deferred import that closes a loop fails here.
+
+    grimp (import-linter's graph) sees every import statement, those inside functions too, so a
+    deferred import that only hides a cycle from Python is still a cycle.
+    """
+    import grimp
+
+    graph = grimp.build_graph("cruxtui")
+    modules = sorted(graph.modules)
+    index = {m: i for i, m in enumerate(modules)}
+    edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in modules}
+    # Tarjan's strongly connected components: any component of two or more modules is a cycle.
+    counter = [0]
+    low: dict[str, int] = {}
+    num: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        num[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in num:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], num[w])
+        if low[v] == num[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for m in modules:
+        if m not in num:
+            visit(m)
+    assert index and cycles == []
