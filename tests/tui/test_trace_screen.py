@@ -198,3 +198,35 @@ def test_trace_screen_snapshot(snap_compare, official: Dataset) -> None:
         await pilot.pause()
 
     assert snap_compare(CruxApp(official), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_palette_numsteps_filter_counts_first() -> None:
+    """`numsteps<60` in the palette with no counts yet: the app counts, then filters."""
+    from textual.widgets import OptionList
+
+    starter = load_dataset(starter_path())
+    app = CruxApp(starter)  # no counting at start-up without the CLI's default
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.state.step_counts is None and "numsteps" not in app.state.columns
+        await pilot.press("ctrl+p", *"numsteps<60")
+        hits = app.screen.query_one(OptionList)
+        await wait_for(
+            pilot,
+            lambda: (
+                hits.option_count and "numsteps < 60" in str(hits.get_option_at_index(0).prompt)
+            ),
+            what="the palette's command",
+        )
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "numsteps<60" in app.state.filters, what="the filter")
+        counts = app.state.step_counts
+        assert counts is not None and "numsteps" in app.state.columns
+        browse = app.screen
+        assert isinstance(browse, BrowseScreen)
+        await wait_for(
+            pilot,
+            lambda: len(browse.visible_ids) == sum(1 for v in counts.values() if v < 60),
+            what="Browse to show the filtered rows",
+        )
+        assert all(counts[i] < 60 for i in browse.visible_ids)
