@@ -8,6 +8,7 @@ import ast
 import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from conftest import CRUXEVAL_JSONL
@@ -337,9 +338,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 @pytest.fixture()
-def dataset_arg() -> list[str]:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip(f"benchmark data not found at {CRUXEVAL_JSONL}")
+def dataset_arg(shared_data: Path) -> list[str]:
     return ["--dataset", str(CRUXEVAL_JSONL)]
 
 
