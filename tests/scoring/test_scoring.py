@@ -194,6 +194,15 @@ def test_input_verdicts_and_reasons(box: Sandbox) -> None:
     assert check(TEXT, "input", "f(str('abc'))", box).passed
 
 
+def test_reasons_cut_long_values_with_the_one_marker(box: Sandbox) -> None:
+    """A reason quotes at most 200 characters of a value and says how much it left out."""
+    wrong = check(TEXT, "input", "f('" + "z" * 1000 + "')", box)
+    assert wrong.kind == "wrong"
+    assert wrong.reason == (
+        "f('" + "z" * 116 + "…(+884 chars) returned '" + "Z" * 198 + "…(+802 chars), expected 'ABC'"
+    )
+
+
 def test_expected_output_that_is_not_a_literal(box: Sandbox) -> None:
     computed = Sample("c", "def f(a):\n    return {a}", "1", "set([1])")
     assert check(computed, "output", "{1}", box).passed

@@ -22,6 +22,7 @@ from typing import Any
 
 from cruxtui.core.cases.case_file import FailureCase, ModelInfo
 from cruxtui.core.data.dataset import Sample
+from cruxtui.core.util.bounded_repr import shorten
 
 REPRODUCED, PARTLY, FIXED, UNREACHABLE, ERROR = (
     "reproduced",
@@ -310,7 +311,7 @@ def what_changed(case: FailureCase, report: ReplayReport) -> list[str]:
     new = []
     for answer, count in counts.most_common():
         passed, kind, reason = verdicts[answer]
-        shown = "(no answer)" if answer is None else _short(answer)
+        shown = "(no answer)" if answer is None else shorten(answer, 40)
         if answer not in recorded:
             new.append(f"new answer {shown} x{count}: {'pass' if passed else kind}")
         elif recorded[answer] != (passed, kind):
@@ -322,10 +323,6 @@ def what_changed(case: FailureCase, report: ReplayReport) -> list[str]:
     if report.attempts and not out:
         out.append("same answers and verdicts as recorded")
     return out
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _describe(exc: BaseException) -> str:

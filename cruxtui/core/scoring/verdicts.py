@@ -37,6 +37,7 @@ from cruxtui.core.sandbox.pool import Limits, Outcome, Sandbox, default_sandbox
 from cruxtui.core.scoring.generations_file import Generations
 from cruxtui.core.scoring.passk import PERCENTILES, bootstrap, mean_pass_at_k, pass_at_k
 from cruxtui.core.util import values
+from cruxtui.core.util.bounded_repr import bounded_call, bounded_repr, shorten
 
 __all__ = [
     "KINDS",
@@ -247,8 +248,14 @@ def _literal(node: ast.AST) -> tuple[Any] | None:
         return None
 
 
+REASON_LIMIT = 200
+"""Characters of a value a verdict's reason quotes before the cut marker."""
+CALL_LIMIT = 120
+"""Characters of an input prediction's call a reason quotes before the cut marker."""
+
+
 def _compare(expected: Any, produced: Any, literal: bool, call: str | None = None) -> _Strict:
-    shown = values.bounded_repr(produced)
+    shown = bounded_repr(produced, REASON_LIMIT)
     try:
         equal = bool(expected == produced)
     except (RecursionError, MemoryError) as exc:
@@ -260,7 +267,7 @@ def _compare(expected: Any, produced: Any, literal: bool, call: str | None = Non
     return _Strict(
         False,
         "wrong",
-        f"{got}, expected {values.bounded_repr(expected)}",
+        f"{got}, expected {bounded_repr(expected, REASON_LIMIT)}",
         shown,
         literal,
         settled=True,
@@ -327,14 +334,14 @@ def _input_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _S
         args, kwargs = arguments
         payload = {"code": sample.code, "args": args, "kwargs": kwargs}
         outcome = yield _Job(CALL_F, payload, batchable=True)
-        shown_call, literal = _shown_call(args, kwargs), True
+        shown_call, literal = bounded_call("f", args, kwargs, CALL_LIMIT), True
     elif _pure(tree):
         # Operators on literals and calls of the benchmark's own f: nothing in it can tamper with
         # the result, so it is evaluated whole, f included.
         outcome = yield _Job(
             EVAL_PURE, {"code": sample.code, "call": prediction.strip()}, batchable=True
         )
-        shown_call, literal = _bounded_text(prediction.strip()), True
+        shown_call, literal = shorten(prediction.strip(), CALL_LIMIT), True
     else:
         outcome = yield _Job(EVAL_ARGUMENTS, {"code": sample.code, "call": prediction.strip()})
         if not outcome.ok:
@@ -345,7 +352,7 @@ def _input_steps(sample: Sample, prediction: str) -> Generator[_Job, Outcome, _S
         args, kwargs = arguments
         payload = {"code": sample.code, "args": args, "kwargs": kwargs}
         outcome = yield _Job(CALL_F, payload, batchable=True)
-        shown_call, literal = _shown_call(args, kwargs), False
+        shown_call, literal = bounded_call("f", args, kwargs, CALL_LIMIT), False
     if not outcome.ok:
         verdict = _failure(outcome, shown_call)
         return _Strict(
@@ -413,10 +420,6 @@ def _pure(tree: ast.AST) -> bool:
     return True
 
 
-def _bounded_text(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _checked_arguments(value: Any) -> tuple[list[Any], dict[str, Any]] | None:
     """The `[args, kwargs]` sent back by `eval_arguments`, if it has exactly that shape."""
     if type(value) is not list or len(value) != 2:
@@ -429,13 +432,6 @@ def _checked_arguments(value: Any) -> tuple[list[Any], dict[str, Any]] | None:
     ):
         return None
     return args, kwargs
-
-
-def _shown_call(args: list[Any], kwargs: dict[str, Any], limit: int = 120) -> str:
-    parts = [values.bounded_repr(a, limit) for a in args]
-    parts += [f"{k}={values.bounded_repr(v, limit)}" for k, v in kwargs.items()]
-    text = ", ".join(parts)
-    return f"f({text if len(text) <= limit else text[:limit] + '...'})"
 
 
 # --------------------------------------------------------------------------------------------
