@@ -86,14 +86,15 @@ def _import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cruxtui.cli.options import open_dataset
-    from cruxtui.core.runs.import_generations import ImportError_, import_generations
+    from cruxtui.core.runs.import_generations import import_generations
+    from cruxtui.core.scoring.generations_file import GenerationsError
 
     dataset = open_dataset(args)
     path = Path(args.import_path)
     with open_store(args) as store:
         try:
             info = import_generations(store, path, dataset, task=args.task, name=args.name)
-        except ImportError_ as exc:
+        except GenerationsError as exc:
             raise CliError(str(exc)) from None
     print(
         f"imported {info.generations} generations of {info.samples} samples as run {info.id} "

@@ -275,6 +275,47 @@ def _dataset_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"sample_0": "f(1)"}', "entry 'sample_0': expected a list of predictions, got a string"),
+        ("{}", "has no samples"),
+        ('{"sample_0": ["1"], "sample_7": ["1"], "x": []}', "entry 'sample_7': no such sample"),
+        (
+            '{"raw_generations": {"sample_0": ["1"]}, "raw_scored_generations": {"sample_0": [1]}}',
+            "entry raw_scored_generations.'sample_0': expected a list of true/false verdicts",
+        ),
+        (b"\xff{}", "not UTF-8 text"),
+    ],
+)
+def test_score_import_and_replay_read_a_file_the_same_way(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes, problem: str
+) -> None:
+    """One reader: `score`, `runs --import` and a replay endpoint refuse a file with one message."""
+    from cruxtui.core.models import ModelError
+    from cruxtui.core.models.recorded import load_generations as replay_load
+
+    dataset = _dataset_file(tmp_path)
+    gens = tmp_path / "gens.json"
+    gens.write_bytes(text if isinstance(text, bytes) else text.encode())
+    common = ["--dataset", str(dataset)]
+    store = ["--store", str(tmp_path / "runs.sqlite")]
+    lines = []
+    for argv in (
+        ["score", str(gens), "--task", "output", *common],
+        ["runs", "--import", str(gens), "--task", "output", *common, *store],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and problem in err, err
+        lines.append(err)
+    assert lines[0] == lines[1]
+    if "no such sample" not in problem:  # a replay endpoint has no dataset to check ids against
+        with pytest.raises(ModelError) as error:
+            replay_load(gens)
+        assert lines[0] == f"cruxtui: error: {error.value}"
+
+
 def test_score_command_report_json_and_scored_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
