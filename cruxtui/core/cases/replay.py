@@ -181,7 +181,9 @@ async def replay_case(
         own = backend is None
         try:
             if own:
-                backend = open_backend(target, timeout)
+                from cruxtui.core.models.endpoints import open_backend
+
+                backend = open_backend(**recorded_endpoint(target, timeout))
             texts = await _request(case, prompt, n, on_chunk, backend)
         except Exception as exc:  # noqa: BLE001 - any backend failure is reported per case
             texts = [exc]
@@ -201,9 +203,9 @@ async def replay_case(
     return report
 
 
-def open_backend(model: ModelInfo, timeout: float) -> Any:
-    """A backend for a recorded model, found the way `cruxtui run` finds one, without handing a
-    key to a server the user has not chosen.
+def recorded_endpoint(model: ModelInfo, timeout: float) -> dict[str, Any]:
+    """`open_backend`'s arguments for a recorded model, found the way `cruxtui run` finds one,
+    without handing a key to a server the user has not chosen.
 
     A case file may come from anyone, and its base URL with it. The key is used only where the
     user has sent it before: a config.toml endpoint with the same base URL (its own key setting
@@ -212,29 +214,26 @@ def open_backend(model: ModelInfo, timeout: float) -> Any:
     """
     from cruxtui.core.models.backend import RetryPolicy
     from cruxtui.core.models.endpoints import load_endpoints
-    from cruxtui.core.models.endpoints import open_backend as open_endpoint
     from cruxtui.core.models.openai_compat import NO_KEY, OPENAI_URL, normalize_base_url
 
     # Fewer retries than a bulk run, so a gallery replay reports a dead endpoint in seconds.
-    common = {
+    common: dict[str, Any] = {
         "model": model.model,
         "api": model.api,
         "timeout": timeout,
         "retry": RetryPolicy(attempts=3),
     }
     if model.backend != "openai":
-        return open_endpoint(backend=model.backend, base_url=model.base_url, **common)
+        return {"backend": model.backend, "base_url": model.base_url, **common}
     url = normalize_base_url(model.base_url or OPENAI_URL)
     endpoints, _default = load_endpoints()
     for name, table in sorted(endpoints.items()):
         if table.get("base_url") and _same_url(str(table["base_url"]), url):
-            return open_endpoint(endpoint=name, base_url=url, **common)
+            return {"endpoint": name, "base_url": url, **common}
     env_url = os.environ.get("OPENAI_BASE_URL")
     trusted = _same_url(url, OPENAI_URL) or bool(env_url and _same_url(env_url, url))
     # `backend=` keeps config.toml's default endpoint from replacing the recorded server.
-    return open_endpoint(
-        backend="openai", base_url=url, api_key=None if trusted else NO_KEY, **common
-    )
+    return {"backend": "openai", "base_url": url, "api_key": None if trusted else NO_KEY, **common}
 
 
 def _same_url(a: str, b: str) -> bool:

@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
 from cruxtui.core.runs.runner import Progress, RunListener, RunSummary
+from cruxtui.core.runs.session import RunSettings
 from cruxtui.core.runs.store import Generation
 from cruxtui.tui.run_store import app_store
 from cruxtui.tui.widgets.generation_stream import GenerationStream
@@ -143,7 +144,7 @@ class RunPanel(Vertical):
         self.query_one("#run-status", Static).update("starting…")
         self.run_model(self.sample, settings)
 
-    def _settings(self) -> dict[str, Any]:
+    def _settings(self) -> RunSettings:
         endpoint = self.query_one("#run-endpoint", Input).value.strip()
         model = self.query_one("#run-model", Input).value.strip() or None
         if not endpoint and not model:
@@ -160,19 +161,19 @@ class RunPanel(Vertical):
         if not 0 <= temperature <= 2:
             raise ValueError("t (temperature) must be between 0 and 2.")
         url = endpoint if looks_like_url(endpoint) else None
-        return {
-            "endpoint": None if url else (endpoint or None),
-            "base_url": url,
-            "model": model,
-            "task": self.query_one("#run-task", Select).value,
-            "mode": self.query_one("#run-mode", Select).value,
-            "n": n,
-            "temperature": temperature,
-            "seed": seed,
-        }
+        return RunSettings(
+            endpoint=None if url else (endpoint or None),
+            base_url=url,
+            model=model,
+            task=str(self.query_one("#run-task", Select).value),
+            mode=str(self.query_one("#run-mode", Select).value),
+            n=n,
+            temperature=temperature,
+            seed=seed,
+        )
 
     @work(exclusive=True, group="live-run")
-    async def run_model(self, sample: Sample, settings: dict[str, Any]) -> RunSummary | None:
+    async def run_model(self, sample: Sample, settings: RunSettings) -> RunSummary | None:
         from cruxtui.core.runs.session import LiveRunError, live_run
         from cruxtui.core.runs.store import RunStoreError
 
