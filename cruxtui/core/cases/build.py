@@ -14,13 +14,14 @@ from typing import Any
 
 from cruxtui.core.cases.case_file import (
     FailureCase,
-    Generation,
     ModelInfo,
     Sampling,
     TraceSummary,
     prompt_json,
+    recorded,
 )
 from cruxtui.core.data.dataset import Dataset, Sample
+from cruxtui.core.runs.store import Generation
 
 REASONING_MODES = ("cot", "scratchpad")
 
@@ -132,7 +133,7 @@ def build_case(
         prompt=prompt if isinstance(prompt, dict) else prompt_json(prompt),
         model=model,
         sampling=sampling,
-        generations=list(generations),
+        generations=[recorded(g, sample.id, i) for i, g in enumerate(generations)],
         base_sample_id=base_sample_id or sample.id.split("~", 1)[0],
         perturbations=list(perturbations),
         trace=summary,
@@ -141,29 +142,6 @@ def build_case(
         tags=list(tags),
         note=note,
         origin=origin,
-    )
-
-
-def verdict_generation(
-    raw: str, answer: str | None, verdict: Any, extraction_reason: str = ""
-) -> Generation:
-    """A case `Generation` from a raw text, its extracted answer and a scoring `Verdict`."""
-    if answer is None:
-        return Generation(
-            raw=raw,
-            answer=None,
-            passed=False,
-            kind="unparsable",
-            reason=extraction_reason or "no answer found",
-            extraction_error=extraction_reason,
-        )
-    return Generation(
-        raw=raw,
-        answer=answer,
-        passed=bool(verdict.passed),
-        kind=verdict.kind,
-        reason=verdict.reason,
-        produced=getattr(verdict, "produced", None),
     )
 
 
@@ -185,14 +163,16 @@ def case_from_scored(
     defaults = SamplingParams()
     gens = [
         Generation(
+            sample.id,
+            index,
             raw=a,
             answer=a,
-            passed=bool(v.passed),
             kind=v.kind,
+            passed=bool(v.passed),
             reason=v.reason,
             produced=getattr(v, "produced", None),
         )
-        for a, v in zip(answers, verdicts, strict=True)
+        for index, (a, v) in enumerate(zip(answers, verdicts, strict=True))
     ]
     origin = f"generations file {source}" if source else "a generations file"
     return build_case(
@@ -312,10 +292,7 @@ def cases_from_run(
             )
         if caveat:
             origin += f"; {caveat}"
-        case_gens = [
-            Generation(raw=g.raw, answer=g.answer, passed=g.passed, kind=g.kind, reason=g.reason)
-            for g in sorted(gens, key=lambda g: g.index)
-        ]
+        case_gens = sorted(gens, key=lambda g: g.index)
         result.cases.append(
             build_case(
                 sample,
