@@ -13,7 +13,7 @@ from cruxtui.cli.options import add_dataset_option
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,7 +89,7 @@ def _score_with_progress(
 ) -> ScoredSet:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from cruxtui.core.scoring.verdicts import score_generations
+    from cruxtui.core.scoring.scored_file import score_generations
 
     columns = (
         TextColumn("scoring"),

@@ -18,7 +18,7 @@ from textual.worker import get_current_worker
 from cruxtui.tui.columns import Column
 
 if TYPE_CHECKING:
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
     from cruxtui.tui.app import CruxApp
 
 KEY = "pass"
@@ -54,7 +54,7 @@ def load(app: CruxApp, path: str, task: str) -> None:
 def _score(app: CruxApp, path: str, task: str) -> None:
     from cruxtui.core.sandbox.pool import default_sandbox
     from cruxtui.core.scoring.generations_file import check_sample_ids, load_generations
-    from cruxtui.core.scoring.verdicts import score_generations
+    from cruxtui.core.scoring.scored_file import score_generations
 
     worker = get_current_worker()
     generations = load_generations(path)

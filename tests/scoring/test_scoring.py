@@ -14,14 +14,15 @@ from conftest import CODELLAMA_OUTPUT, REPO
 from cruxtui.cli.main import main
 from cruxtui.core.data.dataset import Dataset, Sample
 from cruxtui.core.sandbox.pool import Limits, Sandbox
-from cruxtui.core.scoring import verdicts as scoring
 from cruxtui.core.scoring.generations_file import (
     GenerationsError,
     check_sample_ids,
     load_generations,
 )
-from cruxtui.core.scoring.passk import bootstrap, mean_pass_at_k
-from cruxtui.core.scoring.verdicts import check, pass_at_k, score_generations
+from cruxtui.core.scoring.official_check import binds_tighter_than_eq, same_comparison
+from cruxtui.core.scoring.passk import bootstrap, mean_pass_at_k, pass_at_k
+from cruxtui.core.scoring.scored_file import score_generations
+from cruxtui.core.scoring.verdicts import check
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import official_reference  # noqa: E402
@@ -141,11 +142,9 @@ def test_shortcut_never_skips_a_splice_that_parses_differently(official: Dataset
     for sample_id, predictions in generations.items():
         output = official[sample_id].output
         for prediction in [*predictions, *tricky]:
-            if scoring._binds_tighter_than_eq(output) and scoring._binds_tighter_than_eq(
-                prediction
-            ):
+            if binds_tighter_than_eq(output) and binds_tighter_than_eq(prediction):
                 spliced = ast.parse(f"assert {output} == {prediction}")
-                assert scoring._same_comparison(spliced, output, prediction), (
+                assert same_comparison(spliced, output, prediction), (
                     sample_id,
                     prediction,
                 )
@@ -160,7 +159,7 @@ def test_shortcut_never_skips_a_splice_that_parses_differently(official: Dataset
         "1\nimport os",
         "'a' # c",
     ):
-        assert not scoring._binds_tighter_than_eq(prediction), prediction
+        assert not binds_tighter_than_eq(prediction), prediction
 
 
 def test_output_prediction_that_uses_f(box: Sandbox) -> None:
