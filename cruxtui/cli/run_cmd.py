@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.cli.runs_cmd import add_store_option, open_store
 
 if TYPE_CHECKING:  # imported when a run starts, so `cruxtui --help` stays fast
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # imported when a run starts, so `cruxtui --help` stays fast
     from cruxtui.core.runs.store import RunStore
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help="run a model on samples (resumable) and print pass@k")
     where = p.add_argument_group("model")
     where.add_argument("--endpoint", metavar="NAME", help="a named endpoint from config.toml")

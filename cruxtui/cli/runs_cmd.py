@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
+
+if TYPE_CHECKING:  # imported when a store is opened, so `cruxtui --help` stays fast
+    from cruxtui.core.runs.store import RunStore
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +25,7 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def open_store(args: argparse.Namespace):  # noqa: ANN201 - RunStore, imported lazily
+def open_store(args: argparse.Namespace) -> RunStore:
     from cruxtui.core.runs.store import RunStore, RunStoreError
 
     try:
@@ -30,7 +34,7 @@ def open_store(args: argparse.Namespace):  # noqa: ANN201 - RunStore, imported l
         raise CliError(str(exc)) from None
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("runs", help="list stored model runs (or import a generations file as one)")
     add_store_option(p)
     p.add_argument("--json", action="store_true", help="one JSON object per run, one per line")

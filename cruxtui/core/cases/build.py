@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cruxtui.core.cases.case_file import (
     FailureCase,
@@ -23,10 +23,14 @@ from cruxtui.core.data.dataset import Dataset, Sample
 from cruxtui.core.runs.store import Generation
 from cruxtui.core.util.natural import natural_key
 
+if TYPE_CHECKING:
+    from cruxtui.core.reasoning.alignment import Judgement
+    from cruxtui.core.trace.steps import Trace
+
 REASONING_MODES = ("cot", "scratchpad")
 
 
-def trace_summary(sample: Sample) -> tuple[TraceSummary | None, Any]:
+def trace_summary(sample: Sample) -> tuple[TraceSummary | None, Trace | None]:
     """The sample's real run in brief, and the full trace (for alignment); None if tracing fails."""
     try:
         from cruxtui.core.trace.steps import trace_sample
@@ -45,16 +49,16 @@ def trace_summary(sample: Sample) -> tuple[TraceSummary | None, Any]:
     return summary, tr
 
 
-def first_divergence(raw: str, trace: Any) -> dict[str, Any] | None:
+def first_divergence(raw: str, trace: Trace | None) -> dict[str, Any] | None:
     """Where `raw`'s reasoning first contradicts the trace: align's JSON, plus `kind` and the
     source `line` to mark in the code (None when the reasoning cannot be aligned)."""
-    if trace is None or not getattr(trace, "steps", None):
+    if trace is None or not trace.steps:
         return None
     try:
         from cruxtui.core.reasoning.alignment import align_text
 
         alignment = align_text(raw, trace)
-        div = alignment.to_json()["first_divergence"]
+        div: dict[str, Any] | None = alignment.to_json()["first_divergence"]
     except Exception:  # noqa: BLE001 - reasoning that cannot be aligned has no known divergence
         return None
     judgement = alignment.first_divergence
@@ -67,11 +71,11 @@ def first_divergence(raw: str, trace: Any) -> dict[str, Any] | None:
     return div
 
 
-def _divergence_line(judgement: Any, trace: Any) -> int | None:
+def _divergence_line(judgement: Judgement, trace: Trace) -> int | None:
     """The line the wrong claim is about. A trace step shows the state BEFORE its line runs, so a
     wrong value bound by a line is seen at the frame's next step: the line is the one before."""
-    if getattr(judgement.claim, "line", None):
-        return int(judgement.claim.line)
+    if judgement.claim.line:
+        return judgement.claim.line
     index = judgement.trace_step
     steps = {s.index: s for s in trace.steps}
     if index is None or index not in steps:

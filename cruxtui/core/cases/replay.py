@@ -14,6 +14,7 @@ whichever the endpoint takes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -273,9 +274,7 @@ async def _request(
             if on_chunk is None:
                 results += [c.text for c in await backend.complete(prompt, one)]
             else:
-                done = await generate_one(
-                    backend, prompt, one, lambda chunk, i=i: on_chunk(i, chunk)
-                )
+                done = await generate_one(backend, prompt, one, functools.partial(on_chunk, i))
                 results.append(done.text)
         except Exception as exc:  # noqa: BLE001
             results.append(exc)

@@ -108,7 +108,7 @@ def public_base_url(url: str | None) -> str | None:
 
 def spec_to_json(spec: Any) -> dict[str, Any]:
     """A model spec (dataclass or mapping) as plain JSON data, with any secret-looking field dropped."""
-    data = asdict(spec) if is_dataclass(spec) else dict(spec)
+    data = _plain_fields(spec)
     clean = {
         k: v for k, v in data.items() if not any(s in k.lower() for s in ("key", "token", "secret"))
     }
@@ -117,8 +117,15 @@ def spec_to_json(spec: Any) -> dict[str, Any]:
     return clean
 
 
+def _plain_fields(obj: Any) -> dict[str, Any]:
+    """A dataclass instance's fields, or a mapping's items, as a new dict."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    return dict(obj)
+
+
 def params_to_json(params: Any) -> dict[str, Any]:
-    data = asdict(params) if is_dataclass(params) else dict(params)
+    data = _plain_fields(params)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items()}
 
 
