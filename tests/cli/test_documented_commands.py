@@ -117,7 +117,6 @@ SETUP: dict[str, list[str]] = {
         f"cruxtui run --base-url {SERVER_URL} --model fake-model --mode cot -n 2"
         " --samples sample_0,sample_3,sample_12",
     ],
-    "docs/runs.md": [],
 }
 """Commands run before a doc's own (same substitutions), for what its commands take as given."""
 
