@@ -20,7 +20,7 @@ from cruxtui.core.perturb.spec import PerturbError, TransformSpec
 from cruxtui.core.sandbox.pool import Limits, Outcome, Sandbox, default_sandbox
 from cruxtui.core.util import values
 
-EXEC_JOB = "cruxtui.core.sandbox.pool:exec_call"
+EXEC_JOB = "cruxtui.core.sandbox.jobs.checks:exec_call"
 TWICE_JOB = "cruxtui.core.sandbox.jobs.perturb_check:exec_twice"
 
 VARIANT_LIMITS = Limits(timeout=0.5)

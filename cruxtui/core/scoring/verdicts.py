@@ -71,7 +71,7 @@ MAX_OFFICIAL_CHARS = 1_000_000
 """Longer predictions are not even run through the official check (counted as its failure)."""
 
 _JOBS = "cruxtui.core.sandbox.jobs.checks"
-EXEC_CALL = "cruxtui.core.sandbox.pool:exec_call"
+EXEC_CALL = "cruxtui.core.sandbox.jobs.checks:exec_call"
 EVAL_ARGUMENTS = f"{_JOBS}:eval_arguments"
 CALL_F = f"{_JOBS}:call_f"
 EVAL_PURE = f"{_JOBS}:eval_pure"
