@@ -37,6 +37,7 @@ from cruxtui.core.sandbox.pool import Limits, Outcome, Sandbox, default_sandbox
 from cruxtui.core.scoring.generations_file import Generations
 from cruxtui.core.scoring.passk import PERCENTILES, bootstrap, mean_pass_at_k, pass_at_k
 from cruxtui.core.util import values
+from cruxtui.core.util.safe_ast import same_tree
 
 __all__ = [
     "KINDS",
@@ -367,6 +368,8 @@ def _literal_arguments(call: ast.Call) -> tuple[list[Any], dict[str, Any]] | Non
         if value is None:
             return None
         kwargs[keyword.arg] = value[0]  # type: ignore[index]
+    if not values.is_plain([args, kwargs]):
+        return None  # too deep for the wire: evaluated in the sandbox instead, like any call
     return args, kwargs
 
 
@@ -534,19 +537,7 @@ def _same_comparison(spliced: ast.Module, output: str, prediction: str) -> bool:
     expected = _parse(output)
     if isinstance(alone, str) or isinstance(expected, str):
         return False
-    return _same_tree(test.left, expected.body) and _same_tree(test.comparators[0], alone.body)
-
-
-def _same_tree(a: Any, b: Any) -> bool:
-    """Structural equality of two ASTs, positions ignored (what comparing `ast.dump`s says, without
-    formatting both trees as text)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, ast.AST):
-        return all(_same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(_same_tree, a, b))
-    return bool(a == b)
+    return same_tree(test.left, expected.body) and same_tree(test.comparators[0], alone.body)
 
 
 # --------------------------------------------------------------------------------------------
