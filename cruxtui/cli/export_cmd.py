@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cruxtui.core.runs.store import RunStoreError
-    from cruxtui.core.util.atomic import atomic_write_text
+    from cruxtui.core.util.atomic import write_shared_text
 
     with open_store(args) as store:
         try:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         data = store.export(info.id)
     try:
-        atomic_write_text(args.out, json.dumps(data, indent=1) + "\n")
+        write_shared_text(args.out, json.dumps(data, indent=1) + "\n")
     except OSError as exc:
         raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     total = sum(len(v) for v in data.values())

@@ -36,8 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument(
         "--api-key",
         metavar="KEY",
-        help="API key (better: $OPENAI_API_KEY or the endpoint's api_key_env; "
-        "a key is never stored)",
+        help="API key; prefer $OPENAI_API_KEY or the endpoint's api_key_env in the config: a "
+        "command line is readable by every user until cruxtui hides it at start "
+        "(a key is never stored or printed)",
     )
     where.add_argument(
         "--timeout", type=float, metavar="SECONDS", help="per-request timeout (default 60)"
@@ -132,7 +133,18 @@ def run(args: argparse.Namespace) -> int:
     style = style_for_api(backend.spec.api)
     concurrency = args.concurrency or endpoint.concurrency or 8
     with open_store(args) as store:
-        summary = asyncio.run(_run(args, store, backend, dataset, ids, params, style, concurrency))
+        try:
+            summary = asyncio.run(
+                _run(args, store, backend, dataset, ids, params, style, concurrency)
+            )
+        except Exception as exc:  # noqa: BLE001 - only a full disk is ours to explain
+            full = _disk_full(exc)
+            if full is None:
+                raise
+            raise CliError(
+                f"the disk holding {store.path} is full ({full}); what was stored is kept: free "
+                "some space and run the same command again to resume"
+            ) from None
         counts = store.counts(summary.run_id)
         if summary.aborted and not counts:
             # Nothing was ever stored (a wrong key, an unknown model...): keep no empty run around.
@@ -147,6 +159,29 @@ def run(args: argparse.Namespace) -> int:
     if summary.aborted:
         raise CliError(f"{summary.aborted} (run {summary.run_id}; run the same command to resume)")
     return 1 if summary.failed else 0
+
+
+def _disk_full(exc: BaseException) -> str | None:
+    """What said the disk is full, if that is what `exc` (or any exception grouped or chained
+    in it: the runner's task group wraps them) comes to; None otherwise."""
+    import errno
+    import sqlite3
+
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            return current.strerror or "no space left on device"
+        if isinstance(current, sqlite3.OperationalError) and "full" in str(current):
+            return str(current)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
 
 
 async def _run(

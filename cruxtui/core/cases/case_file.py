@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from cruxtui import __version__
-from cruxtui.core.data.textfile import UnreadableFile, read_text
-from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.core.data.textfile import UnreadableFile, json_value_problem, read_text
+from cruxtui.core.util.atomic import write_shared_text
 
 SCHEMA_VERSION = 1
 """Bump when a field changes meaning or becomes required; readers refuse newer files."""
@@ -456,7 +456,7 @@ def load_case(path: str | os.PathLike[str]) -> FailureCase:
     except RecursionError:
         raise CaseError(p, "not a case file (JSON nested too deeply)") from None
     except ValueError as exc:  # e.g. an integer longer than Python converts
-        raise CaseError(p, f"not usable JSON ({exc})") from None
+        raise CaseError(p, f"not usable JSON ({json_value_problem(exc)})") from None
     case = FailureCase.from_json(data, p)
     case.path = p
     return case
@@ -472,7 +472,7 @@ def save_case(case: FailureCase, folder: str | os.PathLike[str] | None = None) -
         if case.path is not None and folder is None
         else case_path(case, cases_dir(folder))
     )
-    atomic_write_text(target, case.dumps())
+    write_shared_text(target, case.dumps())
     case.path = target
     return target
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
+from cruxtui.core.data.textfile import UnreadableFile, read_text
 from cruxtui.core.models.backend import (
     Completion,
     ModelError,
@@ -28,13 +29,14 @@ def load_generations(path: str | Path) -> dict[str, list[str]]:
     """Read a generations JSON file, with a clear message for each way it can be wrong."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelError("replay", f"{p}: generations file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError("replay", f"{p}: cannot read ({exc})") from None
+        data = json.loads(read_text(p, "a generations JSON file"))
+    except UnreadableFile as exc:
+        problem = "generations file not found" if exc.problem == "file not found" else exc.problem
+        raise ModelError("replay", f"{p}: {problem}") from None
     except json.JSONDecodeError as exc:
         raise ModelError("replay", f"{p}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except (RecursionError, ValueError) as exc:
+        raise ModelError("replay", f"{p}: not usable JSON ({type(exc).__name__})") from None
     if isinstance(data, dict) and "raw_generations" in data:  # a scored file holds them too
         data = data["raw_generations"]
     if isinstance(data, list) and all(isinstance(t, str) for t in data):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cruxtui.core.data.dataset import Dataset, Sample
+from cruxtui.core.data.textfile import UnreadableFile, read_bytes
 from cruxtui.core.runs.store import IMPORTED, Generation, RunConfig, RunInfo, RunStore
 
 
@@ -25,12 +26,14 @@ class ImportError_(Exception):  # noqa: N801 - `ImportError` is a builtin
 
 def _load(path: Path) -> tuple[dict[str, list[str]], dict[str, list[bool]], bytes]:
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, "a generations JSON file")
         obj = json.loads(data)
-    except OSError as exc:
-        raise ImportError_(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnreadableFile as exc:
+        raise ImportError_(f"{path}: cannot read ({exc.problem})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ImportError_(f"{path}: not JSON ({exc})") from None
+    except (RecursionError, ValueError) as exc:
+        raise ImportError_(f"{path}: not usable JSON ({type(exc).__name__})") from None
     official: dict[str, list[bool]] = {}
     if isinstance(obj, dict) and "raw_generations" in obj:
         official = obj.get("raw_scored_generations") or {}

@@ -13,8 +13,8 @@ import os
 from typing import Any
 
 from cruxtui.core.data.dataset import Dataset
-from cruxtui.core.data.textfile import UnreadableFile, read_text
-from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.core.data.textfile import UnreadableFile, json_value_problem, read_text
+from cruxtui.core.util.atomic import write_shared_text
 
 Generations = dict[str, list[str]]
 
@@ -44,6 +44,8 @@ def load_generations(path: str | os.PathLike[str]) -> Generations:
         ) from None
     except RecursionError:
         raise GenerationsError(path, None, "not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer longer than Python converts, say
+        raise GenerationsError(path, None, f"not usable JSON: {json_value_problem(exc)}") from None
     if isinstance(data, dict) and "raw_generations" in data:
         data = data["raw_generations"]
         prefix = "raw_generations."
@@ -95,7 +97,7 @@ def check_sample_ids(
 
 def write_scored(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
     """Write a scored document atomically (a failure leaves no partial file)."""
-    atomic_write_text(path, json.dumps(document, indent=None, ensure_ascii=False) + "\n")
+    write_shared_text(path, json.dumps(document, indent=None, ensure_ascii=False) + "\n")
 
 
 def _json_type(value: Any) -> str:

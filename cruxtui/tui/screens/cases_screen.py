@@ -254,7 +254,7 @@ class CasesScreen(Screen[None]):
     @work(exclusive=True, group="case-export", exit_on_error=False, name="Export gallery")
     async def _export(self, cases: list[FailureCase]) -> None:
         from cruxtui.core.cases.gallery import export_html, export_markdown
-        from cruxtui.core.util.atomic import atomic_write_text
+        from cruxtui.core.util.atomic import write_shared_text
         from cruxtui.tui.screens.case_export_screen import ExportScreen
 
         target = await self.app.push_screen_wait(ExportScreen(len(cases)))
@@ -263,7 +263,7 @@ class CasesScreen(Screen[None]):
         path = Path(target)
         text = export_markdown(cases) if path.suffix.lower() == ".md" else export_html(cases)
         try:
-            await asyncio.to_thread(atomic_write_text, path, text)
+            await asyncio.to_thread(write_shared_text, path, text)
         except OSError as exc:
             self.notify(f"{path}: cannot write ({exc.strerror or exc})", severity="error")
             return
