@@ -66,6 +66,8 @@ class Outcome:
     value: Any
     error: str
     elapsed: float
+    size: int = 0
+    """Bytes of the child's encoded result (a measure of what `value` costs to keep)."""
 
     @property
     def ok(self) -> bool:
@@ -295,11 +297,7 @@ class Sandbox:
         """Run many checks across the workers; outcomes come back in the order of `items`.
 
         An item may carry its own limits as a third element (None: use `limits`)."""
-        if self._executor is None:
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
-        executor = self._executor
+        executor = self._pool()
         work = iter(items)
         pending: deque[Future[Outcome]] = deque()  # submitted, in order, not yet yielded
         running: set[Future[Outcome]] = set()  # submitted and not finished
@@ -327,6 +325,42 @@ class Sandbox:
         finally:
             for future in pending:
                 future.cancel()
+
+    def map_unordered(
+        self,
+        items: Iterable[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], Limits | None]],
+        limits: Limits | None = None,
+    ) -> Iterator[tuple[int, Outcome]]:
+        """Like `map`, but (position in `items`, outcome) pairs as checks finish: nothing waits
+        behind a slow check, so at most the window's outcomes are ever held."""
+        executor = self._pool()
+        work = enumerate(items)
+        running: dict[Future[Outcome], int] = {}
+        window = self.workers * 4
+        try:
+            while True:
+                while len(running) < window:
+                    entry = next(work, None)
+                    if entry is None:
+                        break
+                    position, item = entry
+                    own = item[2] if len(item) > 2 else None
+                    running[executor.submit(self.run, item[0], item[1], own or limits)] = position
+                if not running:
+                    return
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    yield running.pop(future), future.result()
+        finally:
+            for future in running:
+                future.cancel()
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
+        return self._executor
 
     def close(self) -> None:
         """Stop every worker (each removes its temp files on the way out)."""
@@ -364,7 +398,7 @@ def _outcome_from(answer: dict[str, Any], elapsed: float) -> Outcome:
     if status != "ok":
         return Outcome(status, None, error, elapsed)
     try:
-        return Outcome("ok", values.decode(result.get("value")), "", elapsed)
+        return Outcome("ok", values.decode(result.get("value")), "", elapsed, len(answer["result"]))
     except values.NotPlainData as exc:
         return Outcome("bad_result", None, str(exc), elapsed)
 

@@ -28,7 +28,7 @@ import ast
 import functools
 import json
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -585,31 +585,92 @@ def check_many(
         except StopIteration as stop:
             finish(slot, stop.value)
     box = sandbox
-    outcomes: dict[str, Outcome] = {}  # across rounds: f(*[x]) needs the same run as f(x)
+    kept = _Kept()  # across rounds: f(*[x]) needs the same run as f(x)
     while waiting:
         box = box or default_sandbox()
-        jobs = [job for _, _, request in waiting for job in _jobs_of(request)]
-        outcomes.update(_run_jobs(box, [job for job in jobs if job.key not in outcomes]))
-        next_round: list[tuple[int, _Steps, _Request]] = []
-        for slot, steps, request in waiting:
-            if isinstance(request, tuple):
-                answer: Any = tuple(outcomes[job.key] for job in request)
-            else:
-                answer = outcomes[request.key]
-            try:
-                next_round.append((slot, steps, steps.send(answer)))
-            except StopIteration as stop:
-                finish(slot, stop.value)
-        waiting = next_round
+        waiting = _round(box, waiting, kept, finish)
     return [results[index[(s.id, s.code, p)]] for s, p in pairs]  # type: ignore[misc]
+
+
+class _Kept:
+    """Outcomes kept from earlier rounds, within a byte budget: identical jobs of later rounds
+    reuse them; past the budget (huge values) a later identical job simply runs again."""
+
+    BUDGET = 64 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, Outcome] = {}
+        self.bytes = 0
+
+    def keep(self, key: str, outcome: Outcome) -> None:
+        cost = len(key) + outcome.size
+        if key not in self.outcomes and self.bytes + cost <= self.BUDGET:
+            self.outcomes[key] = outcome
+            self.bytes += cost
+
+
+def _round(
+    box: Sandbox,
+    waiting: list[tuple[int, _Steps, _Request]],
+    kept: _Kept,
+    finish: Callable[[int, Verdict], None],
+) -> list[tuple[int, _Steps, _Request]]:
+    """Run every job the waiting checks asked for; hand each check its answer as soon as all of
+    its jobs are done, and forget each outcome once every check waiting on it has it. So the
+    scorer holds the values of the checks in flight, never those of the whole file."""
+    next_round: list[tuple[int, _Steps, _Request]] = []
+    missing: list[int] = []  # per waiting check: how many of its jobs are still to come
+    waiters: dict[str, list[int]] = {}  # job key -> the waiting checks that asked for it
+    users: dict[str, int] = {}  # job key -> checks not yet answered that need its outcome
+    got: dict[str, Outcome] = {}
+    distinct: dict[str, _Job] = {}
+    for position, (_, _, request) in enumerate(waiting):
+        keys = {job.key: job for job in _jobs_of(request)}
+        missing.append(len(keys))
+        for key, job in keys.items():
+            waiters.setdefault(key, []).append(position)
+            users[key] = users.get(key, 0) + 1
+            distinct.setdefault(key, job)
+
+    def answer(position: int) -> None:
+        slot, steps, request = waiting[position]
+        reply: Any = (
+            tuple(got[job.key] for job in request)
+            if isinstance(request, tuple)
+            else got[request.key]
+        )
+        for key in {job.key for job in _jobs_of(request)}:
+            users[key] -= 1
+            if users[key] == 0:
+                del got[key]  # nobody else needs this value: let it go
+        try:
+            next_round.append((slot, steps, steps.send(reply)))
+        except StopIteration as stop:
+            finish(slot, stop.value)
+
+    def arrived(key: str, outcome: Outcome) -> None:
+        got[key] = outcome
+        for position in waiters.pop(key):
+            missing[position] -= 1
+            if missing[position] == 0:
+                answer(position)
+
+    todo = [job for key, job in distinct.items() if key not in kept.outcomes]
+    for key in [key for key in distinct if key in kept.outcomes]:
+        arrived(key, kept.outcomes[key])
+    for key, outcome in _stream_jobs(box, todo):
+        kept.keep(key, outcome)
+        arrived(key, outcome)
+    return next_round
 
 
 def _jobs_of(request: _Request) -> tuple[_Job, ...]:
     return request if isinstance(request, tuple) else (request,)
 
 
-def _run_jobs(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
-    """Run each distinct job once; batchable jobs share children (`run_many`), 32 at a time."""
+def _stream_jobs(box: Sandbox, jobs: list[_Job]) -> Iterator[tuple[str, Outcome]]:
+    """Run each distinct job once, yielding (key, outcome) as they finish; batchable jobs share
+    children (`run_many`), 32 at a time, and what a batch could not settle runs again alone."""
     distinct: dict[str, _Job] = {}
     for job in jobs:
         distinct.setdefault(job.key, job)
@@ -620,7 +681,8 @@ def _run_jobs(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
             groups.setdefault(job.limits, []).append(job)
         else:
             singles.append(job)
-    batches: list[tuple[_Job, list[_Job]]] = []
+    batches: dict[str, list[_Job]] = {}
+    runs: list[_Job] = []
     for limits, group in groups.items():
         group.sort(key=lambda j: j.payload["code"])  # a sample's jobs together: fewer retries
         for start in range(0, len(group), _BATCH_SIZE):
@@ -632,39 +694,45 @@ def _run_jobs(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
             each = limits or box.limits
             # Room for one item to use its whole time plus all the quick ones; see `run_many`.
             whole = replace(each, timeout=2 * each.timeout + 1, cpu_seconds=None)
-            batches.append(
-                (_Job(RUN_MANY, {"items": items, "timeout": each.timeout}, whole), chunk)
-            )
-    outcomes = _map(box, [job for job, _ in batches] + singles)
+            batch = _Job(RUN_MANY, {"items": items, "timeout": each.timeout}, whole)
+            batches[batch.key] = chunk
+            runs.append(batch)
+    runs += singles
     retry: list[_Job] = []
-    for batch, group in batches:
-        result = outcomes.pop(batch.key)
+    for job, result in _unordered(box, runs):
+        group = batches.pop(job.key) if job.key in batches else None
+        if group is None:
+            yield job.key, result
+            continue
         parts = result.value if result.ok and type(result.value) is list else None
         if parts is None or len(parts) != len(group):
             retry.extend(group)
             continue
         share = result.elapsed / len(group)
-        for job, part in zip(group, parts, strict=True):
+        size = result.size // len(group)
+        for member, part in zip(group, parts, strict=True):
             status, value = (
                 (part + [None, None])[:2] if type(part) is list else ("bad_result", None)
             )
             if status == "ok":
-                outcomes[job.key] = Outcome("ok", value, "", share)
+                yield member.key, Outcome("ok", value, "", share, size)
             elif status in ("exception", "timeout"):
-                outcomes[job.key] = Outcome(status, None, str(value), share)
+                yield member.key, Outcome(status, None, str(value), share)
             else:
-                retry.append(job)  # skipped, memory, odd values: judge it alone, as a single job
-    outcomes.update(_map(box, retry))
-    return outcomes
+                retry.append(member)  # skipped, memory, odd values: judge it alone
+        del parts, result
+    for job, result in _unordered(box, retry):
+        yield job.key, result
 
 
 _BATCH_SIZE = 32
 """Most jobs sharing one child: a batch that times out is re-run job by job, so keep it modest."""
 
 
-def _map(box: Sandbox, jobs: list[_Job]) -> dict[str, Outcome]:
+def _unordered(box: Sandbox, jobs: list[_Job]) -> Iterator[tuple[_Job, Outcome]]:
     items = ((job.name, job.payload, job.limits) for job in jobs)
-    return {job.key: outcome for job, outcome in zip(jobs, box.map(items), strict=True)}
+    for position, outcome in box.map_unordered(items):
+        yield jobs[position], outcome
 
 
 # --------------------------------------------------------------------------------------------
