@@ -700,17 +700,17 @@ def _stream_jobs(box: Sandbox, jobs: list[_Job]) -> Iterator[tuple[str, Outcome]
     runs += singles
     retry: list[_Job] = []
     for job, result in _unordered(box, runs):
-        group = batches.pop(job.key) if job.key in batches else None
-        if group is None:
+        if job.key not in batches:
             yield job.key, result
             continue
+        members = batches.pop(job.key)
         parts = result.value if result.ok and type(result.value) is list else None
-        if parts is None or len(parts) != len(group):
-            retry.extend(group)
+        if parts is None or len(parts) != len(members):
+            retry.extend(members)
             continue
-        share = result.elapsed / len(group)
-        size = result.size // len(group)
-        for member, part in zip(group, parts, strict=True):
+        share = result.elapsed / len(members)
+        size = result.size // len(members)
+        for member, part in zip(members, parts, strict=True):
             status, value = (
                 (part + [None, None])[:2] if type(part) is list else ("bad_result", None)
             )
