@@ -32,6 +32,7 @@ COMMANDS = (
     "export",  # live models and stored runs
     "perturb",
     "cases",  # variants and the failure gallery
+    "doctor",  # what this machine enforces
 )
 
 
