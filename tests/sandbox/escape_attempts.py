@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 
 ATTEMPTS = r"""
 import os, sys
@@ -203,7 +204,7 @@ def main() -> int:
         thread.start()
     strays = {name: os.path.join(world, f"stray-{name}-{tag}") for name in ("w", "s", "x")}
     bashrc = os.path.join(home, ".bashrc")
-    before = open(bashrc).read()
+    before = Path(bashrc).read_text()
     me = os.getpid()
     calls = {
         "rebind guard globals, then write outside": f"rebind_guard_then_write({strays['w']!r})",
@@ -251,7 +252,7 @@ def main() -> int:
                 "results": results,
                 "received": {k: [v.decode("latin-1") for v in vs] for k, vs in received.items()},
                 "strays": [p for p in strays.values() if os.path.exists(p)],
-                "bashrc_changed": open(bashrc).read() != before,
+                "bashrc_changed": Path(bashrc).read_text() != before,
                 "secret_leaked": secret in text,
             }
         )
