@@ -188,3 +188,33 @@ def test_what_is_enforced_is_reported(escapes: dict[str, Any]) -> None:
         assert report["uid"] is not None  # a private uid per worker
     else:
         assert report["uid"] is None
+
+
+def test_cruxtui_trace_call_reaches_no_listener(tmp_path: Path) -> None:
+    """The issue's route: a traced call, run by the CLI, that connects to 127.0.0.1."""
+    import socket
+
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_text(
+        json.dumps({"id": "s", "code": "def f(x):\n    return x", "input": "1", "output": "1"})
+        + "\n"
+    )
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        call = f"f(__import__('socket').create_connection(('127.0.0.1', {port})).sendall(b'x'))"
+        done = subprocess.run(
+            [sys.executable, "-m", "cruxtui", "trace", "s", "--call", call, "--dataset",
+             str(dataset)],
+            capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+        )  # fmt: skip
+        try:
+            conn, _ = listener.accept()
+            conn.close()
+            received = True
+        except OSError:
+            received = False
+    assert "Traceback" not in done.stderr
+    assert not received
