@@ -158,3 +158,26 @@ def test_cruxtui_perturb_on_deeply_nested_code_is_one_line(tmp_path: Path) -> No
     assert one.stderr.startswith("cruxtui: error: sample_0:") and "nested too deeply" in one.stderr
     survey = _cruxtui("--dataset", str(dataset), "perturb", "--all", cwd=tmp_path)
     assert survey.returncode == 0 and "Traceback" not in survey.stderr, survey.stderr[-2000:]
+
+
+def test_cruxtui_run_stores_a_verdict_for_a_deeply_nested_answer(tmp_path: Path) -> None:
+    """Before, the crash was recorded as a failed request and retried on every resume."""
+    import sqlite3
+
+    from cruxtui.testing.fake_openai import FakeOpenAI, constant
+
+    answer = f"[ANSWER]\nassert f('abc') == {NESTED['not']}\n[/ANSWER]"
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_text(json.dumps(SAMPLE.to_json()) + "\n")
+    store = tmp_path / "runs.sqlite"
+    with FakeOpenAI(constant(answer)) as server:
+        done = _cruxtui(
+            "--dataset", str(dataset), "run", "--base-url", server.url, "--model", "fake-model",
+            "--store", str(store), "-n", "2", cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    with sqlite3.connect(store) as db:
+        kinds = [k for (k,) in db.execute("SELECT kind FROM generations")]
+        failures = db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
+    assert len(kinds) == 2 and failures == 0
+    assert all(k != "pass" for k in kinds)
