@@ -19,7 +19,8 @@ from cruxtui.core.data.dataset import Sample
 from cruxtui.core.reasoning import alignment, chain_parse, safe_eval
 from cruxtui.core.sandbox.pool import Limits, Sandbox
 from cruxtui.core.scoring import answers
-from cruxtui.core.scoring.verdicts import MAX_PREDICTION_CHARS, check, check_many
+from cruxtui.core.scoring.strict_check import MAX_PREDICTION_CHARS
+from cruxtui.core.scoring.verdicts import check, check_many
 from cruxtui.core.util import safe_ast
 
 SAMPLE = Sample("sample_0", "def f(s):\n    return s[::-1]", "'abc'", "'cba'")
