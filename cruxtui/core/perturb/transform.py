@@ -103,10 +103,15 @@ def apply_spec(subject: Subject, spec: TransformSpec) -> Outcome:
     """Apply one transform step; the resulting code always compiles (checked here, for every step)."""
     transform = get_transform(spec.name)
     choices = Choices(spec)
-    new, note = transform.func(subject, spec.params, choices)
+    try:
+        new, note = transform.func(subject, spec.params, choices)
+    except RecursionError:  # libcst's visitors recurse: a tree nested a few hundred levels deep
+        raise UnparsableCode("libcst cannot transform the code: it is nested too deeply") from None
     if new.code != subject.code:
         try:  # CPython's own parser: fast, and the judge of what will run
             compile(new.code, "<variant>", "exec", dont_inherit=True)
+        except (RecursionError, MemoryError):
+            raise UnparsableCode("the variant is nested too deeply to compile") from None
         except SyntaxError as exc:  # a bug in a transform, never the user's fault
             raise AssertionError(f"{spec} produced code that does not compile: {exc}") from exc
     return Outcome(new, note, choices.used)
