@@ -93,7 +93,10 @@ def write_figure(
     out = Path(path)
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {"Software": None}
     buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, dpi=PNG_DPI, metadata=metadata)
+    import matplotlib
+
+    with matplotlib.rc_context(cast(Any, _STYLE)):  # the SVG ids are salted when saving
+        fig.savefig(buffer, format=fmt, dpi=PNG_DPI, metadata=metadata)
     try:
         atomic_write_bytes(out, buffer.getvalue())  # an interrupted write leaves no half figure
     except OSError as exc:
