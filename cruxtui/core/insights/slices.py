@@ -24,7 +24,7 @@ from cruxtui.core.insights.dimensions import (
     natural_order,
 )
 from cruxtui.core.insights.results import InsightsError, Outcome, Results
-from cruxtui.core.scoring.passk import interval
+from cruxtui.core.scoring.passk import interval, paired_intervals
 
 ALL = "(all)"
 """The name of the row over every sample of the slice."""
@@ -194,22 +194,24 @@ def _group(
     if other is not None:
         theirs = [other[o.sample_id] for o in outcomes]
         their_rates = [o.rate for o in theirs]
-        diffs = [a - b for a, b in zip(rates, their_rates, strict=True)]
+        mine, their_interval, delta = paired_intervals(rates, their_rates, resamples, seed)
         paired = Paired(
             predictions=sum(o.n for o in theirs),
             pass_at_1=_pct(_mean(their_rates)),
-            interval=_pct_pair(interval(their_rates, resamples, seed)),
-            delta=_pct(_mean(diffs)),
-            delta_interval=_pct_pair(interval(diffs, resamples, seed)),
+            interval=_pct_pair(their_interval),
+            delta=_pct(_mean(rates) - _mean(their_rates)),
+            delta_interval=_pct_pair(delta),
             contingency=contingency(zip(outcomes, theirs, strict=True)),
         )
+    else:
+        mine = interval(rates, resamples, seed)
     return Group(
         name=name,
         sample_ids=tuple(dict.fromkeys(o.sample_id for o in outcomes)),
         samples=len(outcomes),
         predictions=sum(o.n for o in outcomes),
         pass_at_1=_pct(_mean(rates)),
-        interval=_pct_pair(interval(rates, resamples, seed)),
+        interval=_pct_pair(mine),
         paired=paired,
     )
 

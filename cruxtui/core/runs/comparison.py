@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cruxtui.core.runs.store import RunInfo, RunStore
-from cruxtui.core.scoring.passk import interval
+from cruxtui.core.scoring.passk import paired_intervals
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
     rates = [(counts_a[s][1] / counts_a[s][0], counts_b[s][1] / counts_b[s][0]) for s in shared]
     ra = [x for x, _ in rates]
     rb = [y for _, y in rates]
+    interval_b, interval_a, interval_delta = paired_intervals(rb, ra, _RESAMPLES)
     disagreements = [
         Disagreement(s, x, y)
         for s, (x, y) in zip(shared, rates, strict=True)
@@ -79,9 +80,9 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
         shared=len(shared),
         pass_a=sum(ra) / len(ra) if ra else 0.0,
         pass_b=sum(rb) / len(rb) if rb else 0.0,
-        interval_a=interval(ra, _RESAMPLES),
-        interval_b=interval(rb, _RESAMPLES),
-        interval_delta=interval([y - x for x, y in rates], _RESAMPLES),
+        interval_a=interval_a,
+        interval_b=interval_b,
+        interval_delta=interval_delta,
         disagreements=disagreements,
     )
 
