@@ -57,7 +57,7 @@ def test_against_figure_draws_both_runs_and_the_paired_difference() -> None:
     slice_ = _slice("type", against=True)
     fig = figures.build_figure(slice_, slice_.groups)
     left, right = fig.axes
-    assert [t.get_text() for t in left.get_legend().get_texts()] == ["run-a", "run-b"]
+    assert [t.get_text() for t in left.get_legend().get_texts()] == ["A: run-a", "B: run-b"]
     group = slice_.groups[0]
     assert group.paired is not None
     drawn = [line.get_xdata()[0] for line in right.lines if len(line.get_xdata()) == 1]

@@ -181,8 +181,8 @@ def _against(fig: Figure, slice_: Slice, groups: list[Group]) -> None:
     ys = list(range(len(groups)))[::-1]
     this = [(g.pass_at_1, g.interval) for g in groups]
     other = [(g.paired.pass_at_1, g.paired.interval) for g in groups if g.paired]
-    _dots(left, groups, [y + 0.17 for y in ys], this, BLUE, _short(slice_.label))
-    _dots(left, groups, [y - 0.17 for y in ys], other, ORANGE, _short(slice_.against or ""))
+    _dots(left, groups, [y + 0.17 for y in ys], this, BLUE, "A: " + _short(slice_.label))
+    _dots(left, groups, [y - 0.17 for y in ys], other, ORANGE, "B: " + _short(slice_.against or ""))
     _group_axis(left, groups, ys)
     left.set_xlabel("pass@1 (%)")
     left.legend(loc="lower right", frameon=False)
@@ -196,7 +196,7 @@ def _against(fig: Figure, slice_: Slice, groups: list[Group]) -> None:
         right.plot([lo, hi], [y, y], color=color, linewidth=3, solid_capstyle="round")
         right.plot([g.paired.delta], [y], "o", color=color, markersize=9)
     right.axvline(0, color="black", linewidth=1)
-    right.set_xlabel(f"{_short(slice_.label, 24)} minus the other (points)")
+    right.set_xlabel("A − B (points)")
     right.grid(axis="x", color="#dddddd", linewidth=1)
     right.set_axisbelow(True)
     right.tick_params(axis="y", left=False)
