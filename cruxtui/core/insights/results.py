@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cruxtui.core.util.natural import natural_key
+
 if TYPE_CHECKING:
     from cruxtui.core.runs.store import RunInfo, RunStore
     from cruxtui.core.scoring.verdicts import ScoredSet
@@ -66,9 +68,12 @@ class Results:
 def from_counts(
     label: str, task: str, counts: Iterable[tuple[str, int, int]], mode: str = ""
 ) -> Results:
-    """Results from (sample id, generations, passed) triples; samples without generations dropped."""
-    outcomes = tuple(Outcome(sid, n, c, mode) for sid, n, c in counts if n > 0)
-    return Results(label, task, outcomes)
+    """Results from (sample id, generations, passed) triples, in natural order of the ids
+    (`sample_2` before `sample_12`, as lists of samples are shown); samples without generations
+    dropped."""
+    outcomes = [Outcome(sid, n, c, mode) for sid, n, c in counts if n > 0]
+    outcomes.sort(key=lambda o: natural_key(o.sample_id))
+    return Results(label, task, tuple(outcomes))
 
 
 def from_run(store: RunStore, ref: str) -> tuple[RunInfo, Results]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from cruxtui.core.runs.store import RunInfo, RunStore
 from cruxtui.core.scoring.passk import paired_intervals
+from cruxtui.core.util.natural import natural_key
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
     """Compare two stored runs (ids or unique id prefixes)."""
     a, b = store.run(ref_a), store.run(ref_b)
     counts_a, counts_b = store.counts(a.id), store.counts(b.id)
-    shared = sorted(set(counts_a) & set(counts_b), key=_natural)
+    shared = sorted(set(counts_a) & set(counts_b), key=natural_key)
     rates = [(counts_a[s][1] / counts_a[s][0], counts_b[s][1] / counts_b[s][0]) for s in shared]
     ra = [x for x, _ in rates]
     rb = [y for _, y in rates]
@@ -73,7 +74,7 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
         for s, (x, y) in zip(shared, rates, strict=True)
         if (x >= 0.5) != (y >= 0.5)
     ]
-    disagreements.sort(key=lambda d: (-abs(d.delta), _natural(d.sample_id)))
+    disagreements.sort(key=lambda d: (-abs(d.delta), natural_key(d.sample_id)))
     return Comparison(
         a=a,
         b=b,
@@ -85,9 +86,3 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
         interval_delta=interval_delta,
         disagreements=disagreements,
     )
-
-
-def _natural(sample_id: str) -> tuple[str, int]:
-    """`sample_10` after `sample_9`."""
-    head, _, tail = sample_id.rpartition("_")
-    return (head, int(tail)) if tail.isdigit() else (sample_id, -1)
