@@ -168,7 +168,8 @@ async def runs(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-CODELLAMA_OUTPUT = REPO.parent / "shared" / "data" / "generations" / "codellama-7b_temp0.2_output"
+SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
+CODELLAMA_OUTPUT = SHARED / "generations" / "codellama-7b_temp0.2_output"
 
 
 async def scored(pilot: Pilot) -> None:
@@ -193,7 +194,36 @@ async def sample_scored(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def insights(pilot: Pilot) -> None:
+    """Insights on Code Llama 7B's released output generations: pass@1 per method called."""
+    from cruxtui.tui.scored_set import load
+
+    pilot.app.options.generations = str(CODELLAMA_OUTPUT / "generations.json")  # as --generations
+    load(pilot.app, str(CODELLAMA_OUTPUT / "generations.json"), "output")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.press("I")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def insights_compare(pilot: Pilot) -> None:
+    """Insights of the two runs of the Runs shot by output type: CoT (marked first) as A, direct
+    as B, so A−B is what chain-of-thought changes."""
+    from textual.widgets import Select
+
+    await runs(pilot)
+    await pilot.press("I")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    pilot.app.screen.query_one("#insights-by", Select).value = "type"
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 SHOTS: dict[str, Drive] = {
+    "insights": insights,
+    "insights-compare": insights_compare,
     "scored": scored,
     "sample-scored": sample_scored,
     "run-panel": run_panel,
@@ -210,7 +240,7 @@ SHOTS: dict[str, Drive] = {
 
 
 def default_dataset() -> Dataset:
-    shared = REPO.parent / "shared" / "data" / "cruxeval.jsonl"
+    shared = SHARED / "cruxeval.jsonl"
     path = os.environ.get("CRUXTUI_DATASET") or (str(shared) if shared.exists() else None)
     return load_dataset(path, offline=True)
 

@@ -290,7 +290,7 @@ def _print_table(
         if group.paired is not None:
             p = group.paired
             lo, hi = p.delta_interval
-            style = "green" if lo > 0 else "red" if hi < 0 else ""
+            style = {1: "green", -1: "red"}.get(group.direction, "")
             row += [
                 f"{p.pass_at_1:.1f}",
                 f"[{style}]{p.delta:+.1f}[/]" if style else f"{p.delta:+.1f}",

@@ -16,6 +16,7 @@ from cruxtui.core.data.dataset import Dataset, Sample, Source
 from cruxtui.tui.columns import Column
 from cruxtui.tui.palette import SampleCommands
 from cruxtui.tui.scored_set import install as install_scored_set
+from cruxtui.tui.screens.insights_screen import InsightsCommands
 from cruxtui.tui.step_counts import StepCommands
 from cruxtui.tui.step_counts import install as install_step_counts
 
@@ -30,7 +31,7 @@ class BrowseStateChanged(Message):
 class CruxApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "cruxtui"
-    COMMANDS = App.COMMANDS | {StepCommands, SampleCommands}
+    COMMANDS = App.COMMANDS | {StepCommands, SampleCommands, InsightsCommands}
     BINDINGS = [
         Binding("f1,question_mark", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),

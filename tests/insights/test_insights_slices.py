@@ -395,3 +395,31 @@ def test_a_stored_run_slices_like_its_counts(tmp_path: Path) -> None:
     got = slice_results(results, "mode", _facts(samples))
     assert got.total.name == ALL
     assert got.total.pass_at_1 == pytest.approx(100 / 3)
+
+
+def test_a_difference_is_called_only_on_groups_large_enough() -> None:
+    """Every sample 1/1 against 0/1: clearly better on 12 samples, but one sample (a zero-width
+    interval) or a group whose interval covers 0 is never called a difference."""
+    ids = [f"s{i}" for i in range(12)]
+    code = {s: "def f(x):\n    return x.upper()" for s in ids} | {"s11": "def f(x):\n    return x"}
+    facts = _facts([_sample(s, c) for s, c in code.items()])
+    a = _results("A", {s: (1, 1) for s in ids})
+    b = _results("B", {s: (1, 0) for s in ids})
+    got = slice_results(a, "method", facts, against=b)
+    by_name = {g.name: g for g in got.groups}
+    assert by_name["upper"].direction == 1
+    assert by_name["(none)"].paired is not None
+    assert by_name["(none)"].paired.delta_interval == (100.0, 100.0)
+    assert by_name["(none)"].direction == 0  # one sample
+    assert slice_results(b, "method", facts, against=a).total.direction == -1
+    mixed = _results("C", {s: (1, i % 2) for i, s in enumerate(ids)})
+    assert (
+        slice_results(
+            mixed,
+            "method",
+            facts,
+            against=_results("D", {s: (1, (i + 1) % 2) for i, s in enumerate(ids)}),
+        ).total.direction
+        == 0
+    )
+    assert slice_results(a, "method", facts).total.direction == 0  # no comparison

@@ -192,7 +192,7 @@ def _against(fig: Figure, slice_: Slice, groups: list[Group]) -> None:
         if g.paired is None:
             continue
         lo, hi = g.paired.delta_interval
-        color = GREEN if lo > 0 else RED if hi < 0 else GREY
+        color = {1: GREEN, -1: RED}.get(g.direction, GREY)
         right.plot([lo, hi], [y, y], color=color, linewidth=3, solid_capstyle="round")
         right.plot([g.paired.delta], [y], "o", color=color, markersize=9)
     right.axvline(0, color="black", linewidth=1)

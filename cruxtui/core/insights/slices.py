@@ -34,6 +34,10 @@ PASS_SHARE = 0.5
 
 SORTS = ("natural", "samples", "pass", "delta", "name")
 
+MIN_SAMPLES_TO_CALL = 10
+"""Fewer samples than this and a difference is never called real: the bootstrap interval of a
+tiny group is too narrow (one sample's is a single point) to say anything."""
+
 
 def passes(outcome: Outcome) -> bool:
     return outcome.rate >= PASS_SHARE
@@ -84,6 +88,16 @@ class Group:
     """x100."""
     interval: tuple[float, float]
     paired: Paired | None = None
+
+    @property
+    def direction(self) -> int:
+        """+1 if this run is clearly better on the group (the paired interval is above 0), -1 if
+        clearly worse, 0 if the interval covers 0, there is no comparison, or the group is too
+        small to tell (`MIN_SAMPLES_TO_CALL`). What tables and figures colour a difference by."""
+        if self.paired is None or self.samples < MIN_SAMPLES_TO_CALL:
+            return 0
+        lo, hi = self.paired.delta_interval
+        return 1 if lo > 0 else -1 if hi < 0 else 0
 
     def to_json(self, by: str) -> dict[str, Any]:
         """One `cruxtui stats --json` line."""

@@ -54,6 +54,7 @@ class BrowseScreen(Screen[None]):
         Binding("o", "cycle_sort", "Sort", id="browse.sort"),
         Binding("O", "reverse_sort", "Reverse", show=False, id="browse.reverse"),
         Binding("F", "toggle_failures", "Failures", id="browse.failures"),
+        Binding("I", "insights", "Insights", id="browse.insights"),
         Binding("q", "app.quit", "Quit", id="browse.quit"),
     ]
 
@@ -217,3 +218,9 @@ class BrowseScreen(Screen[None]):
         from cruxtui.tui.scored_set import toggle_failures
 
         toggle_failures(self.crux)
+
+    def action_insights(self) -> None:
+        """Where the model fails: slices of the scored set (else the newest run)."""
+        from cruxtui.tui.screens.insights_screen import open_insights
+
+        open_insights(self.crux)

@@ -55,6 +55,7 @@ class RunsScreen(Screen[None]):
         Binding("space", "mark", "Mark", id="runs.mark"),
         Binding("c", "compare", "Compare marked", id="runs.compare"),
         Binding("b", "browse_column", "Browse column", id="runs.column"),
+        Binding("I", "insights", "Insights", id="runs.insights"),
         Binding("g", "refresh_runs", "Reload", id="runs.reload"),
     ]
 
@@ -208,6 +209,20 @@ class RunsScreen(Screen[None]):
             self.crux.set_column(run_column(run, app_store(self.crux).counts(run.id)))
             self.notify(f"Browse shows run {run.id}'s pass rate per sample.")
         self._fill_runs()
+
+    def action_insights(self) -> None:
+        """Slices of the marked runs (two: A against B), else of the run under the cursor."""
+        from cruxtui.tui.screens.insights_screen import open_insights
+
+        cursor = self._cursor_run()
+        if len(self.marked) == 2:
+            open_insights(self.crux, self.marked[0], self.marked[1])
+        elif self.marked:
+            open_insights(self.crux, self.marked[0])
+        elif cursor is not None:
+            open_insights(self.crux, cursor.id)
+        else:
+            self.notify("No run to slice yet.", severity="warning")
 
     @on(DataTable.RowSelected, "#disagreements")
     def _open_sample(self, event: DataTable.RowSelected) -> None:
