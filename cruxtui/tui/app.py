@@ -14,9 +14,9 @@ from textual.worker import Worker, WorkerState
 
 from cruxtui.core.data.dataset import Dataset, Sample, Source
 from cruxtui.tui.columns import Column
+from cruxtui.tui.insights_commands import InsightsCommands
 from cruxtui.tui.palette import SampleCommands
 from cruxtui.tui.scored_set import install as install_scored_set
-from cruxtui.tui.screens.insights_screen import InsightsCommands
 from cruxtui.tui.step_counts import StepCommands
 from cruxtui.tui.step_counts import install as install_step_counts
 

@@ -25,9 +25,19 @@ def options(path: Path, task: str = "output") -> argparse.Namespace:
     return argparse.Namespace(generations=str(path), task=task, step_counts=False)
 
 
-async def wait_scored(app: CruxApp, pilot) -> None:
-    await app.workers.wait_for_complete()
+async def wait_until(pilot, condition, deadline: float = 60.0) -> None:  # noqa: ANN001
+    """Until `condition()` holds (or the deadline): the scoring worker starts only after the
+    first refresh, so waiting for the workers alone can return before there is one."""
+    import time
+
+    end = time.monotonic() + deadline
+    while not condition() and time.monotonic() < end:
+        await pilot.pause(0.05)
     await pilot.pause()
+
+
+async def wait_scored(app: CruxApp, pilot) -> None:  # noqa: ANN001
+    await wait_until(pilot, lambda: scored_set_of(app) is not None)
 
 
 async def test_scored_set_in_browse_and_sample(official: Dataset) -> None:
@@ -85,7 +95,7 @@ async def test_bad_generations_file_shows_the_entry(official: Dataset, tmp_path:
     bad.write_text(json.dumps({"sample_0": ["1", 2]}))
     app = CruxApp(official, options=options(bad))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_scored(app, pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, ErrorScreen))
         assert isinstance(app.screen, ErrorScreen)
         text = str(app.screen.query_one("#error-message").render())
         assert "entry 'sample_0'[1]: expected a string, got a number" in text

@@ -221,6 +221,6 @@ class BrowseScreen(Screen[None]):
 
     def action_insights(self) -> None:
         """Where the model fails: slices of the scored set (else the newest run)."""
-        from cruxtui.tui.screens.insights_screen import open_insights
+        from cruxtui.tui.insights_commands import open_insights
 
         open_insights(self.crux)

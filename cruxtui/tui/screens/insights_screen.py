@@ -14,7 +14,6 @@ the screen must keep painting meanwhile.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -22,7 +21,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static
@@ -33,6 +31,7 @@ from cruxtui.core.insights.slices import ALL, Group, Slice, slice_results
 from cruxtui.core.runs.store import RunStoreError
 from cruxtui.tui import scored_set, step_counts
 from cruxtui.tui.case_save import case_folder
+from cruxtui.tui.insights_commands import FILTER_PREFIX, clear_filter
 from cruxtui.tui.run_store import app_store
 
 if TYPE_CHECKING:
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 
 SCORED = "scored"
 """Source key of the generations file the app scored (`--generations`); runs use their id."""
-FILTER_PREFIX = "insights: "
 MAX_PLOTTED = 16
 BLUE, ORANGE = "blue", "orange"
 
@@ -382,20 +380,6 @@ class InsightsScreen(Screen[None]):
             self.app.pop_screen()
 
 
-def clear_filter(app: CruxApp) -> None:
-    for name in [n for n in app.extra_filters if n.startswith(FILTER_PREFIX)]:
-        app.set_filter(name, None)
-
-
-def open_insights(
-    app: CruxApp, source: str | None = None, against: str | None = None, by: str = "method"
-) -> None:
-    """Push the Insights screen (replacing one already on top)."""
-    if isinstance(app.screen, InsightsScreen):
-        app.pop_screen()
-    app.push_screen(InsightsScreen(source, against, by))
-
-
 def _summary(slice_: Slice) -> Text:
     total = slice_.total
     lo, hi = total.interval
@@ -488,41 +472,3 @@ def _steps_plot(plt: Any, slice_: Slice, groups: list[Group]) -> None:
     plt.xticks(xs, [g.name for g in groups])
     plt.ylim(0, 100)
     plt.title("pass@1 against numsteps")
-
-
-class InsightsCommands(Provider):
-    """Palette: open Insights (by any dimension), clear its Browse filter."""
-
-    @property
-    def _app(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
-
-    def _commands(self) -> list[tuple[str, Any, str]]:
-        app = self._app
-        commands: list[tuple[str, Any, str]] = [
-            (
-                "Insights: where the model fails",
-                partial(open_insights, app),
-                "pass@1 with intervals per method, type, lines, numsteps, transform, mode, tag",
-            )
-        ]
-        commands += [
-            (f"Insights by {by}", partial(open_insights, app, by=by), f"pass@1 per {by} group")
-            for by in DIMENSIONS
-        ]
-        if any(n.startswith(FILTER_PREFIX) for n in app.extra_filters):
-            commands.append(
-                ("Clear the insights filter", partial(clear_filter, app), "show every sample")
-            )
-        return commands
-
-    async def discover(self) -> Hits:
-        for label, command, help_text in self._commands()[:1] + self._commands()[8:]:
-            yield DiscoveryHit(label, command, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for label, command, help_text in self._commands():
-            score = matcher.match(label)
-            if score > 0:
-                yield Hit(score, matcher.highlight(label), command, help=help_text)

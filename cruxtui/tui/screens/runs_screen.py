@@ -212,7 +212,7 @@ class RunsScreen(Screen[None]):
 
     def action_insights(self) -> None:
         """Slices of the marked runs (two: A against B), else of the run under the cursor."""
-        from cruxtui.tui.screens.insights_screen import open_insights
+        from cruxtui.tui.insights_commands import open_insights
 
         cursor = self._cursor_run()
         if len(self.marked) == 2:
