@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from cruxtui.core.scoring.verdicts import ScoredSet
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "score",
         help="score a benchmark generations file (pass@1, pass@5, reasons)",

@@ -197,6 +197,16 @@ async def test_a_group_filters_browse_and_all_clears_it(starter, tmp_path) -> No
         expected = [s.id for s in starter.samples if s.id in group.sample_ids]
         assert app.screen.visible_ids == expected
         assert all(starter[s].output_type == "str" for s in expected) and expected
+        # The palette clears it too.
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Clear the insights filter")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.extra_filters == {}
+        app.set_filter("insights: type=str", lambda sample: sample.output_type == "str")
+        await pilot.pause()
         # From Browse, I reopens Insights; (all) then clears the filter.
         await pilot.press("I")
         await settle(pilot)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -121,7 +122,9 @@ class BrowseScreen(Screen[None]):
             )
             for c in columns
         ]
-        rows = [(s.id, [_cell(c.value(s)) for c in columns]) for s in samples]
+        rows: list[tuple[str, Sequence[Text]]] = [
+            (s.id, [_cell(c.value(s)) for c in columns]) for s in samples
+        ]
         table.set_data(table_columns, rows, keep=table.cursor_key)
         self._update_status()
 

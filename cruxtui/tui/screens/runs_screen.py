@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from cruxtui.core.data.dataset import Sample
 from cruxtui.core.runs.comparison import Comparison, compare_runs
 from cruxtui.core.runs.store import RunInfo, RunStoreError
 from cruxtui.tui.columns import Column
@@ -27,7 +28,7 @@ COLUMN_PREFIX = "run:"
 def run_column(run: RunInfo, counts: dict[str, tuple[int, int]]) -> Column:
     """A Browse column with the run's pass rate per sample (blank where the run has no generation)."""
 
-    def value(sample) -> Text:  # noqa: ANN001 - Sample
+    def value(sample: Sample) -> Text:
         nc = counts.get(sample.id)
         if not nc:
             return Text("")
@@ -35,7 +36,7 @@ def run_column(run: RunInfo, counts: dict[str, tuple[int, int]]) -> Column:
         style = "green" if c == n else "red" if c == 0 else "yellow"
         return Text(f"{100 * c / n:.0f}%", style=style, justify="right")
 
-    def sort_key(sample) -> tuple[int, float]:  # noqa: ANN001 - Sample
+    def sort_key(sample: Sample) -> tuple[int, float]:
         nc = counts.get(sample.id)
         return (1, 0.0) if not nc else (0, nc[1] / nc[0])
 
