@@ -1,4 +1,4 @@
-"""Palette entries of the Insights screen, and the Browse filter a group sets.
+"""Palette entries of the Insights screen, and the name of the Browse filter a group sets.
 
 Kept apart from the screen so start-up (the palette providers are registered when the app is
 built) does not load the screen's table, plot and slicing code; they load when Insights opens.
@@ -6,60 +6,52 @@ built) does not load the screen's table, plot and slicing code; they load when I
 
 from __future__ import annotations
 
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.message import Message
 
 from cruxtui.core.insights.dimensions import DIMENSIONS
-
-if TYPE_CHECKING:
-    from cruxtui.tui.app import CruxApp
+from cruxtui.tui.messages import OpenInsights, SetFilter
+from cruxtui.tui.state import AppState, app_state
 
 FILTER_PREFIX = "insights: "
 """Browse filters set from Insights are named `insights: <dimension>=<group>`."""
 
 
-def clear_filter(app: CruxApp) -> None:
-    for name in [n for n in app.extra_filters if n.startswith(FILTER_PREFIX)]:
-        app.set_filter(name, None)
-
-
-def open_insights(
-    app: CruxApp, source: str | None = None, against: str | None = None, by: str = "method"
-) -> None:
-    """Push the Insights screen (replacing one already on top)."""
-    from cruxtui.tui.screens.insights_screen import InsightsScreen
-
-    if isinstance(app.screen, InsightsScreen):
-        app.pop_screen()
-    app.push_screen(InsightsScreen(source, against, by))
+def filter_names(state: AppState) -> list[str]:
+    """The Browse filters Insights set (at most one: a new group replaces the old one)."""
+    return [name for name in state.filters if name.startswith(FILTER_PREFIX)]
 
 
 class InsightsCommands(Provider):
     """Palette: open Insights (by any dimension), clear its Browse filter."""
 
-    @property
-    def _app(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
+    def _ask(self, *messages: Message) -> Callable[[], None]:
+        """A command that asks the app (which opens screens and holds the filters)."""
 
-    def _commands(self) -> list[tuple[str, Any, str]]:
-        app = self._app
-        commands: list[tuple[str, Any, str]] = [
+        def post() -> None:
+            for message in messages:
+                self.app.post_message(message)
+
+        return post
+
+    def _commands(self) -> list[tuple[str, Callable[[], None], str]]:
+        commands = [
             (
                 "Insights: where the model fails",
-                partial(open_insights, app),
+                self._ask(OpenInsights()),
                 "pass@1 with intervals per method, type, lines, numsteps, transform, mode, tag",
             )
         ]
         commands += [
-            (f"Insights by {by}", partial(open_insights, app, by=by), f"pass@1 per {by} group")
+            (f"Insights by {by}", self._ask(OpenInsights(by=by)), f"pass@1 per {by} group")
             for by in DIMENSIONS
         ]
-        if any(n.startswith(FILTER_PREFIX) for n in app.extra_filters):
-            commands.append(
-                ("Clear the insights filter", partial(clear_filter, app), "show every sample")
-            )
+        names = filter_names(app_state(self.app))
+        if names:
+            clear = self._ask(*(SetFilter(name, None) for name in names))
+            commands.append(("Clear the insights filter", clear, "show every sample again"))
         return commands
 
     async def discover(self) -> Hits:

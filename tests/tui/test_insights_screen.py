@@ -4,11 +4,11 @@ sets, the palette entries, numsteps counted on demand, and a snapshot."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 from textual.widgets import DataTable, Select, Static
 
 from cruxtui.core.data.dataset import Dataset, Source, load_dataset, starter_path
@@ -17,6 +17,7 @@ from cruxtui.tui.app import CruxApp
 from cruxtui.tui.screens.browse_screen import BrowseScreen
 from cruxtui.tui.screens.insights_screen import InsightsScreen
 from cruxtui.tui.screens.runs_screen import RunsScreen
+from cruxtui.tui.state import TuiOptions
 
 SIZE = (120, 34)
 DIRECT_WRONG = {1, 2, 5, 8}
@@ -69,14 +70,23 @@ def seed_runs(store_path: Path, dataset: Dataset) -> tuple[str, str]:
     return ids[0], ids[1]
 
 
-def make_app(dataset: Dataset, store: Path, **options: object) -> CruxApp:
-    return CruxApp(dataset, argparse.Namespace(store=str(store), **options))
+def make_app(dataset: Dataset, store: Path, **options: str) -> CruxApp:
+    return CruxApp(dataset, TuiOptions(store=str(store), **options))  # type: ignore[arg-type]
 
 
-async def settle(pilot) -> None:  # noqa: ANN001
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+async def sliced(pilot, by: str | None = None) -> InsightsScreen:  # noqa: ANN001
+    """Until the Insights screen on top shows a slice (by `by`, if given)."""
+
+    def ready() -> bool:
+        screen = pilot.app.screen
+        return (
+            isinstance(screen, InsightsScreen)
+            and screen.slice is not None
+            and (by is None or screen.slice.by == by)
+        )
+
+    await wait_for(pilot, ready, what=f"a slice by {by or 'anything'}")
+    return pilot.app.screen
 
 
 def text_of(widget: Static) -> str:
@@ -103,12 +113,9 @@ async def open_from_runs(pilot, by: str = "type") -> InsightsScreen:  # noqa: AN
     assert isinstance(pilot.app.screen, RunsScreen)
     # Runs are newest first: the CoT run is on top. Mark direct first (A), then CoT (B).
     await pilot.press("down", "space", "up", "space", "I")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, InsightsScreen)
+    screen = await sliced(pilot)
     screen.query_one("#insights-by", Select).value = by
-    await settle(pilot)
-    return screen
+    return await sliced(pilot, by)
 
 
 async def test_two_marked_runs_show_deltas_and_the_contingency(starter, tmp_path) -> None:
@@ -192,10 +199,11 @@ async def test_a_group_filters_browse_and_all_clears_it(starter, tmp_path) -> No
         screen.query_one("#insights-table", DataTable).move_cursor(row=row)
         await pilot.press("enter")
         await pilot.pause()
-        assert isinstance(app.screen, BrowseScreen)
-        assert list(app.extra_filters) == ["insights: type=str"]
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen), what="Browse")
+        await wait_for(pilot, lambda: "insights: type=str" in app.state.filters, what="the filter")
+        assert list(app.state.filters) == ["insights: type=str"]
         expected = [s.id for s in starter.samples if s.id in group.sample_ids]
-        assert app.screen.visible_ids == expected
+        await wait_for(pilot, lambda: app.screen.visible_ids == expected, what="the group's rows")
         assert all(starter[s].output_type == "str" for s in expected) and expected
         # The palette clears it too.
         await pilot.press("ctrl+p")
@@ -204,20 +212,17 @@ async def test_a_group_filters_browse_and_all_clears_it(starter, tmp_path) -> No
         await pilot.pause(0.3)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.extra_filters == {}
+        await wait_for(pilot, lambda: not app.state.filters, what="no filter")
         app.set_filter("insights: type=str", lambda sample: sample.output_type == "str")
         await pilot.pause()
         # From Browse, I reopens Insights; (all) then clears the filter.
         await pilot.press("I")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, InsightsScreen)
+        screen = await sliced(pilot)
         screen.query_one("#insights-table", DataTable).move_cursor(row=len(screen.rows) - 1)
         await pilot.press("f")
-        await pilot.pause()
+        await wait_for(pilot, lambda: not app.state.filters, what="no filter")
         assert isinstance(app.screen, BrowseScreen)
-        assert app.extra_filters == {}
-        assert len(app.screen.visible_ids) == len(starter)
+        await wait_for(pilot, lambda: len(app.screen.visible_ids) == len(starter), what="all rows")
 
 
 async def test_browse_opens_insights_on_the_scored_generations_file(starter, tmp_path) -> None:
@@ -229,13 +234,11 @@ async def test_browse_opens_insights_on_the_scored_generations_file(starter, tmp
     )
     app = make_app(starter, tmp_path / "runs.sqlite", generations=str(path), task="output")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)  # the file is judged in a worker
+        await wait_for(pilot, lambda: app.state.scored is not None, what="the scored file")
         assert "I" in app.screen.active_bindings
         assert app.screen.active_bindings["I"].binding.id == "browse.insights"
         await pilot.press("I")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, InsightsScreen)
+        screen = await sliced(pilot)
         assert screen.query_one("#insights-source", Select).value == "scored"
         total = table_rows(screen)["(all)"]
         assert total[:4] == ["(all)", "10", "30", "50.0"]
@@ -251,9 +254,7 @@ async def test_palette_opens_insights_by_a_dimension(starter, tmp_path) -> None:
         await pilot.press(*"Insights by lines")
         await pilot.pause(0.3)
         await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, InsightsScreen)
+        screen = await sliced(pilot, "lines")
         assert screen.query_one("#insights-by", Select).value == "lines"
         assert screen.slice is not None and screen.slice.by == "lines"
         # No runs marked from Browse: the newest run, no comparison.
@@ -264,12 +265,8 @@ async def test_numsteps_are_counted_on_demand(starter, tmp_path) -> None:
     seed_runs(tmp_path / "runs.sqlite", starter)
     app = make_app(starter, tmp_path / "runs.sqlite")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_from_runs(pilot, by="numsteps")
-        for _ in range(100):  # counting, then slicing: two workers in turn
-            await settle(pilot)
-            if screen.slice is not None and screen.slice.by == "numsteps":
-                break
-        assert screen.slice is not None and screen.slice.by == "numsteps"
+        screen = await open_from_runs(pilot, by="numsteps")  # counting, then slicing
+        assert screen.slice is not None and app.state.step_counts is not None
         assert sum(g.samples for g in screen.slice.groups) == 12
         assert all(g.name[0] in "<>0123456789" for g in screen.slice.groups)
 
@@ -278,8 +275,8 @@ async def test_nothing_to_slice_says_what_to_do(starter, tmp_path) -> None:
     app = make_app(starter, tmp_path / "runs.sqlite")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("I")
-        await settle(pilot)
-        assert isinstance(app.screen, InsightsScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, InsightsScreen), what="Insights")
+        await pilot.pause()
         title = text_of(app.screen.query_one("#insights-title", Static))
         assert "Nothing to slice yet" in title and "--generations" in title
 

@@ -7,14 +7,17 @@ difference and what passes in one run only. Enter (or `f`) on a group filters Br
 samples; Enter on `(all)` clears that filter. Opened with `I` from Browse (the scored set, else the
 newest run) and from the Runs screen (the marked runs: two give the comparison).
 
-Slicing runs in a thread worker: reading a big run and resampling every group takes a moment, and
-the screen must keep painting meanwhile.
+Slicing runs in a thread worker (its result comes back as a `SliceReady` message): reading a big
+run and resampling every group takes a moment, and the screen must keep painting meanwhile. The
+Browse filter is asked of the app (`SetFilter`), and step counts too (`CountSteps`): the screen
+re-slices when the app says Browse changed and the counts are there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -29,13 +32,10 @@ from cruxtui.core.insights.dimensions import DIMENSIONS, SampleFacts, base_id, g
 from cruxtui.core.insights.results import InsightsError, Results, from_run, from_scored
 from cruxtui.core.insights.slices import ALL, Group, Slice, slice_results
 from cruxtui.core.runs.store import RunStoreError
-from cruxtui.tui import scored_set, step_counts
-from cruxtui.tui.case_save import case_folder
-from cruxtui.tui.insights_commands import FILTER_PREFIX, clear_filter
-from cruxtui.tui.run_store import app_store
-
-if TYPE_CHECKING:
-    from cruxtui.tui.app import CruxApp
+from cruxtui.tui.insights_commands import FILTER_PREFIX, filter_names
+from cruxtui.tui.messages import BrowseChanged, CountSteps, SetFilter, SliceReady
+from cruxtui.tui.state import AppState
+from cruxtui.tui.workers import ReportsTaskErrors
 
 SCORED = "scored"
 """Source key of the generations file the app scored (`--generations`); runs use their id."""
@@ -63,31 +63,28 @@ class Source:
     label: str
 
 
-def sources(app: CruxApp) -> list[Source]:
+def sources(state: AppState) -> list[Source]:
     """What can be sliced: the scored generations file (if one is loaded), then every run."""
     out = []
-    scored = scored_set.scored_set_of(app)
-    if scored is not None:
-        name = getattr(app.options, "generations", None) or "generations file"
-        out.append(Source(SCORED, f"generations: {_file_name(name)} ({scored.task})"))
+    if state.scored is not None:
+        name = _file_name(state.scored_path) if state.scored_path else "generations file"
+        out.append(Source(SCORED, f"generations: {name} ({state.scored.task})"))
     try:
-        runs = app_store(app).runs()
+        runs = state.run_store.runs()
     except RunStoreError:
         runs = []
     out += [Source(run.id, f"{run.id[:6]} {run.label}") for run in runs]
     return out
 
 
-def _file_name(path: str) -> str:
-    from pathlib import Path
-
+def _file_name(path: str | Path) -> str:
     p = Path(path)
     if p.stem in ("generations", "scored") and p.parent.name:  # the folder names the model
         return f"{p.parent.name}/{p.name}"
     return p.name
 
 
-class InsightsScreen(Screen[None]):
+class InsightsScreen(ReportsTaskErrors, Screen[None]):
     CSS_PATH = "insights.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="insights.back"),
@@ -98,19 +95,21 @@ class InsightsScreen(Screen[None]):
     ]
 
     def __init__(
-        self, source: str | None = None, against: str | None = None, by: str = "method"
+        self,
+        state: AppState,
+        source: str | None = None,
+        against: str | None = None,
+        by: str = "method",
     ) -> None:
         super().__init__()
+        self.state = state
         self.initial = (source, against, by)
+        self.waiting_for_counts = False
         self.slice: Slice | None = None
         self.sort_key = "natural"
         self.reverse = False
         self.rows: list[Group] = []
         """Groups in the order shown (then the total), so a row index names its group."""
-
-    @property
-    def crux(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         from textual_plotext import PlotextPlot  # plotext is only loaded when Insights opens
@@ -132,7 +131,7 @@ class InsightsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = "Insights"
-        found = sources(self.crux)
+        found = sources(self.state)
         source, against, by = self.initial
         keys = [s.key for s in found]
         if source not in keys:
@@ -181,41 +180,51 @@ class InsightsScreen(Screen[None]):
         if against == source:
             against = None
         by = self.by
-        if by == "numsteps" and step_counts.counts_of(self.crux) is None:
+        self.waiting_for_counts = by == "numsteps" and self.state.step_counts is None
+        if self.waiting_for_counts:
             self._title("Counting steps (numsteps) for every sample first…")
-            step_counts.start_counting(self.crux, then=self.refresh_slice)
+            self.post_message(CountSteps())
             return
         self._title(f"Slicing by {by}…")
         self._compute(source, against, by)
 
+    def on_browse_changed(self, message: BrowseChanged) -> None:
+        """The app added a Browse column: the step counts this screen asked for may be in."""
+        if self.waiting_for_counts and self.state.step_counts is not None:
+            self.refresh_slice()
+
     @work(thread=True, exclusive=True, group="insights", exit_on_error=False, name="Insights")
     def _compute(self, source: str, against: str | None, by: str) -> None:
-        app = self.crux
         try:
             results = self._results(source)
             other = self._results(against) if against else None
             slice_ = slice_results(results, by, self._facts(by), against=other)
         except (InsightsError, RunStoreError) as exc:
-            app.call_from_thread(self._problem, str(exc))
+            self.post_message(SliceReady(None, str(exc)))
             return
-        app.call_from_thread(self._show, slice_)
+        self.post_message(SliceReady(slice_))
+
+    def on_slice_ready(self, message: SliceReady) -> None:
+        if message.slice is None:
+            self._problem(message.problem)
+        else:
+            self._show(message.slice)
 
     def _results(self, key: str) -> Results:
         if key == SCORED:
-            scored = scored_set.scored_set_of(self.crux)
-            if scored is None:
+            if self.state.scored is None:
                 raise InsightsError("the generations file is not scored yet")
-            name = getattr(self.crux.options, "generations", None) or "generations"
-            return from_scored(scored, _file_name(name))
-        return from_run(app_store(self.crux), key)[1]
+            name = _file_name(self.state.scored_path or "generations")
+            return from_scored(self.state.scored, name)
+        return from_run(self.state.run_store, key)[1]
 
     def _facts(self, by: str) -> SampleFacts:
         tags: dict[str, tuple[str, ...]] = {}
         if by == "tag":
             from cruxtui.core.cases.case_file import load_gallery
 
-            tags = gallery_tags(load_gallery(case_folder(self.crux))[0])
-        return SampleFacts(self.crux.dataset, step_counts.counts_of(self.crux), tags)
+            tags = gallery_tags(load_gallery(self.state.cases_dir)[0])
+        return SampleFacts(self.state.dataset, self.state.step_counts, tags)
 
     def _problem(self, text: str) -> None:
         self.slice = None
@@ -366,11 +375,12 @@ class InsightsScreen(Screen[None]):
         if self.slice is None or not 0 <= row < len(self.rows):
             return
         group = self.rows[row]
-        clear_filter(self.crux)
+        for name in filter_names(self.state):
+            self.app.post_message(SetFilter(name, None))
         if group.name != ALL:
             ids = frozenset(group.sample_ids) | {base_id(s) for s in group.sample_ids}
             name = f"{FILTER_PREFIX}{self.slice.by}={group.name}"
-            self.crux.set_filter(name, lambda sample: sample.id in ids)
+            self.app.post_message(SetFilter(name, lambda sample: sample.id in ids))
             self.notify(
                 f"Browse shows the {group.samples} samples of {self.slice.by} {group.name}."
             )

@@ -4,7 +4,6 @@ show any run's per-sample pass rate as a Browse column."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -17,10 +16,8 @@ from cruxtui.core.data.dataset import Sample
 from cruxtui.core.runs.comparison import Comparison, compare_runs
 from cruxtui.core.runs.store import RunInfo, RunStoreError
 from cruxtui.tui.columns import Column
-from cruxtui.tui.run_store import app_store
-
-if TYPE_CHECKING:
-    from cruxtui.tui.app import CruxApp
+from cruxtui.tui.messages import BrowseChanged, OpenInsights, OpenSample, SetColumn
+from cruxtui.tui.state import AppState
 
 COLUMN_PREFIX = "run:"
 
@@ -60,15 +57,12 @@ class RunsScreen(Screen[None]):
         Binding("g", "refresh_runs", "Reload", id="runs.reload"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, state: AppState) -> None:
         super().__init__()
+        self.state = state
         self.marked: list[str] = []
         self.runs: list[RunInfo] = []
         self.comparison: Comparison | None = None
-
-    @property
-    def crux(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -106,7 +100,7 @@ class RunsScreen(Screen[None]):
 
     def action_refresh_runs(self) -> None:
         try:
-            self.runs = app_store(self.crux).runs()
+            self.runs = self.state.run_store.runs()
         except RunStoreError as exc:
             self.notify(str(exc), title="Run store", severity="error")
             self.runs = []
@@ -131,7 +125,7 @@ class RunsScreen(Screen[None]):
                 str(run.samples),
                 f"{100 * run.pass1:.1f}",
                 str(run.failures) if run.failures else "",
-                "✓" if f"{COLUMN_PREFIX}{run.id}" in self.crux.extra_columns else "",
+                "✓" if f"{COLUMN_PREFIX}{run.id}" in self.state.columns else "",
                 key=run.id,
             )
         if self.runs:
@@ -162,7 +156,7 @@ class RunsScreen(Screen[None]):
         if len(self.marked) != 2:
             self.notify("Mark two runs (space) to compare them.", severity="warning")
             return
-        store = app_store(self.crux)
+        store = self.state.run_store
         self.comparison = cmp = compare_runs(store, *self.marked)
         title = Text()
         if not cmp.shared:
@@ -187,7 +181,7 @@ class RunsScreen(Screen[None]):
         dis = self.query_one("#disagreements", DataTable)
         dis.clear()
         for d in cmp.disagreements:
-            sample = self.crux.dataset.get(d.sample_id)
+            sample = self.state.dataset.get(d.sample_id)
             dis.add_row(
                 d.sample_id,
                 _rate(d.rate_a),
@@ -203,32 +197,32 @@ class RunsScreen(Screen[None]):
         if run is None:
             return
         key = f"{COLUMN_PREFIX}{run.id}"
-        if key in self.crux.extra_columns:
-            self.crux.set_column(None, key=key)
+        if key in self.state.columns:
+            self.post_message(SetColumn(None, key=key))
             self.notify(f"Browse no longer shows run {run.id}.")
         else:
-            self.crux.set_column(run_column(run, app_store(self.crux).counts(run.id)))
+            self.post_message(SetColumn(run_column(run, self.state.run_store.counts(run.id))))
             self.notify(f"Browse shows run {run.id}'s pass rate per sample.")
-        self._fill_runs()
+
+    def on_browse_changed(self, message: BrowseChanged) -> None:
+        self._fill_runs()  # the col mark follows the Browse columns
 
     def action_insights(self) -> None:
         """Slices of the marked runs (two: A against B), else of the run under the cursor."""
-        from cruxtui.tui.insights_commands import open_insights
-
         cursor = self._cursor_run()
         if len(self.marked) == 2:
-            open_insights(self.crux, self.marked[0], self.marked[1])
+            self.post_message(OpenInsights(self.marked[0], self.marked[1]))
         elif self.marked:
-            open_insights(self.crux, self.marked[0])
+            self.post_message(OpenInsights(self.marked[0]))
         elif cursor is not None:
-            open_insights(self.crux, cursor.id)
+            self.post_message(OpenInsights(cursor.id))
         else:
             self.notify("No run to slice yet.", severity="warning")
 
     @on(DataTable.RowSelected, "#disagreements")
     def _open_sample(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            self.crux.open_sample(event.row_key.value)
+            self.post_message(OpenSample(event.row_key.value))
 
 
 def _rate(rate: float) -> Text:
