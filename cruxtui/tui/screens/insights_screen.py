@@ -68,7 +68,7 @@ def sources(state: AppState) -> list[Source]:
     out = []
     if state.scored is not None:
         name = _file_name(state.scored_path) if state.scored_path else "generations file"
-        out.append(Source(SCORED, f"generations: {name} ({state.scored.task})"))
+        out.append(Source(SCORED, f"{name} ({state.scored.task} task)"))
     try:
         runs = state.run_store.runs()
     except RunStoreError:
