@@ -27,7 +27,7 @@ from cruxtui.core.insights.results import from_counts, from_scored  # noqa: E402
 from cruxtui.core.insights.slices import slice_results  # noqa: E402
 from cruxtui.core.sandbox.pool import Sandbox  # noqa: E402
 from cruxtui.core.scoring.generations_file import load_generations  # noqa: E402
-from cruxtui.core.scoring.verdicts import score_generations  # noqa: E402
+from cruxtui.core.scoring.scored_file import score_generations  # noqa: E402
 from cruxtui.core.trace import numsteps  # noqa: E402
 
 SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.cli.runs_cmd import add_store_option, open_store
 from cruxtui.core.insights.dimensions import DIMENSIONS
 from cruxtui.core.insights.slices import SORTS
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cruxtui.core.insights.slices import Group, Slice
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "stats",
         help="where a model fails: pass@1 per method, type, lines, numsteps, ... with intervals",

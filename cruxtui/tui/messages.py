@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from cruxtui.core.insights.slices import Slice
     from cruxtui.core.perturb import Rejection, TransformSpec, Variant
     from cruxtui.core.reasoning.alignment import Alignment
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
     from cruxtui.core.trace.steps import Step, Trace
 
 

@@ -64,7 +64,7 @@ def judged(official: Dataset) -> Results:
     """Our own scoring of generations.json in the sandbox, as `cruxtui stats --generations`."""
     from cruxtui.core.sandbox.pool import Sandbox
     from cruxtui.core.scoring.generations_file import load_generations
-    from cruxtui.core.scoring.verdicts import score_generations
+    from cruxtui.core.scoring.scored_file import score_generations
 
     generations = load_generations(CODELLAMA_OUTPUT / "generations.json")
     with Sandbox() as sandbox:

@@ -15,7 +15,7 @@ from cruxtui.core.util.natural import natural_key
 
 if TYPE_CHECKING:
     from cruxtui.core.runs.store import RunInfo, RunStore
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
 
 
 class InsightsError(Exception):
