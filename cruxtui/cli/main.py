@@ -33,6 +33,7 @@ COMMANDS = (
     "run",
     "runs",
     "compare",
+    "stats",
     "export",  # live models and stored runs
     "perturb",
     "cases",  # variants and the failure gallery

@@ -76,6 +76,9 @@ class Transform:
     func: TransformFn
     slug: Callable[[str], str] | None = None
     """Short id fragment for given params (default: `name-params`)."""
+    aliases: tuple[str, ...] = ()
+    """Id fragments `slug` writes that do not start with the name (rename's `anon`), so an id can
+    be read back into its transforms."""
 
     def id_fragment(self, params: str) -> str:
         if self.slug is not None:
@@ -89,6 +92,17 @@ CATALOGUE: dict[str, Transform] = {}
 def register(transform: Transform) -> Transform:
     CATALOGUE[transform.name] = transform
     return transform
+
+
+def transform_of_fragment(fragment: str) -> str | None:
+    """The transform whose id fragment this is (`flip-compare-2` -> `flip-compare`), or None."""
+    for name in sorted(CATALOGUE, key=len, reverse=True):  # `input-char` before any `input`
+        transform = CATALOGUE[name]
+        if fragment in transform.aliases or fragment.split("-s")[0] in transform.aliases:
+            return name
+        if fragment == name or fragment.startswith(f"{name}-"):
+            return name
+    return None
 
 
 def get_transform(name: str) -> Transform:
