@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 from cruxtui.core.models.backend import (
+    OBTAINED_RECORDED,
     Completion,
     ModelError,
     ModelSpec,
@@ -22,6 +23,7 @@ from cruxtui.core.models.backend import (
     TextStream,
 )
 from cruxtui.core.models.prompts import Prompt
+from cruxtui.core.models.thinking import Piece
 
 
 def load_generations(path: str | Path) -> dict[str, list[str]]:
@@ -106,7 +108,11 @@ class ReplayBackend:
             if self.delay:
                 await asyncio.sleep(self.delay)
             text = self._pick(prompt.sample_id, None if index is None else index + k)
-            out.append(Completion(text=text, finish_reason="stop", latency=self.delay))
+            out.append(
+                Completion.of(
+                    text, finish_reason="stop", latency=self.delay, obtained=OBTAINED_RECORDED
+                )
+            )
         return out
 
     def stream(
@@ -116,13 +122,13 @@ class ReplayBackend:
 
     async def _stream(
         self, prompt: Prompt, index: int | None, stats: StreamStats
-    ) -> AsyncIterator[str]:
+    ) -> AsyncIterator[Piece]:
         text = self._pick(prompt.sample_id, index)
         pieces = [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
         for piece in pieces:
             if self.delay:
                 await asyncio.sleep(self.delay / max(len(pieces), 1))
-            yield piece
+            yield Piece(piece)
         stats.finish_reason = "stop"
 
     async def aclose(self) -> None:
