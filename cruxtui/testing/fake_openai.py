@@ -641,16 +641,18 @@ def _compose(answer: str, think: str | None, style: str, body: dict[str, Any]) -
 
 
 def _apply_limits(text: str, body: dict[str, Any]) -> tuple[str, str]:
-    """Cut the text at the first stop sequence, then at max_tokens, as a real server does."""
+    """Cut the text at the first stop sequence or at max_tokens, whichever comes first, as a real
+    server does."""
     stops = body.get("stop") or []
     if isinstance(stops, str):
         stops = [stops]
-    cut = min((text.find(s) for s in stops if s and s in text), default=-1)
-    if cut >= 0:
-        return text[:cut], "stop"
     max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
-    if isinstance(max_tokens, int) and _count_tokens(text) > max_tokens:
-        return text[: max_tokens * 4], "length"
+    budget = max_tokens * 4 if isinstance(max_tokens, int) else None
+    cut = min((text.find(s) for s in stops if s and s in text), default=-1)
+    if cut >= 0 and (budget is None or cut <= budget):
+        return text[:cut], "stop"
+    if budget is not None and _count_tokens(text) > max_tokens:  # type: ignore[operator]
+        return text[:budget], "length"
     return text, "stop"
 
 

@@ -382,6 +382,11 @@ class Runner:
                 passed, kind, reason, official = False, "unparsable", why, None
                 if truncated_while_thinking(comp.finish_reason, reasoning, comp.text):
                     reason = truncated_reason(getattr(self.plan.params, "max_tokens", None))
+                elif reasoning and not comp.text.strip() and comp.finish_reason == "stop":
+                    reason = (
+                        "stopped while thinking: the model wrote a stop sequence "
+                        "(e.g. [/ANSWER]) inside its thinking"
+                    )
             else:
                 verdict = self._verdicts[(sid, answer)]
                 passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
