@@ -25,6 +25,7 @@ COMMANDS = (
     "align",  # judging and explaining
     "run",
     "runs",
+    "generations",
     "compare",
     "export",  # live models and stored runs
     "perturb",

@@ -26,6 +26,7 @@ def open_backend(
     timeout: float | None = None,
     retries: int | None = None,
     on_retry: Callable[[Any, int, float], None] | None = None,
+    deadline: float | None = None,
 ) -> tuple[Any, Any]:
     """The backend (and resolved `Endpoint`) from a named endpoint in config.toml, flags and the
     environment; `ModelError` with a user-facing message when they do not add up."""
@@ -33,7 +34,13 @@ def open_backend(
     from cruxtui.core.models.endpoints import resolve_endpoint
 
     resolved = resolve_endpoint(
-        endpoint, base_url=base_url, model=model, api=api, api_key=api_key, timeout=timeout
+        endpoint,
+        base_url=base_url,
+        model=model,
+        api=api,
+        api_key=api_key,
+        timeout=timeout,
+        deadline=deadline,
     )
     retry = RetryPolicy(attempts=retries + 1) if retries is not None else None
     backend = make_backend(
@@ -42,7 +49,10 @@ def open_backend(
         timeout=resolved.timeout,
         retry=retry,
         on_retry=on_retry,
+        deadline=resolved.deadline,
+        concurrency=resolved.concurrency,
     )
+    backend.concurrency = resolved.concurrency
     return backend, resolved
 
 
