@@ -61,7 +61,7 @@ def test_generations_json_and_runs_listing(
         )  # fmt: skip
     lines = cruxtui(capsys, "generations", report["run_id"], "--json", "--store", store)
     rows = [json.loads(line) for line in lines.splitlines()]
-    assert len(rows) == 4 and all(REQUIRED <= set(r) for r in rows)
+    assert len(rows) == 4 and all(set(r) >= REQUIRED for r in rows)
     assert all(r["reasoning"] == "I trace f line by line." for r in rows)
     assert all(r["verdict"] == "pass" and r["answer"] for r in rows)
     assert sorted(r["seed"] for r in rows) == [5, 5, 5, 5]  # one n=2 request per sample
