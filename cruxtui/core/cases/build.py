@@ -63,7 +63,7 @@ def first_divergence(raw: str, trace: Any) -> dict[str, Any] | None:
     line = _divergence_line(judgement, trace)
     if line is not None:
         div["line"] = line
-    return div
+    return dict(div)
 
 
 def _divergence_line(judgement: Any, trace: Any) -> int | None:
@@ -83,8 +83,8 @@ def _divergence_line(judgement: Any, trace: Any) -> int | None:
             if s.index < index and s.depth == step.depth and s.event == "line"
         ]
         if before:
-            return before[-1].line
-    return step.line
+            return int(before[-1].line)
+    return int(step.line)
 
 
 def build_case(
@@ -110,13 +110,17 @@ def build_case(
     if mode in REASONING_MODES:
         failing = next((g for g in generations if not g.passed), None)
         if failing is not None:
-            text = failing.raw
+            from cruxtui.core.models.thinking import chain_of_thought
+
             prefix = (
                 prompt.get("response_prefix", "")
                 if isinstance(prompt, dict)
                 else getattr(prompt, "response_prefix", "")
             )
-            divergence = first_divergence(prefix + text, tr)
+            # A reasoning model's thinking is its chain of thought: aligned with the answer text.
+            divergence = first_divergence(
+                chain_of_thought(failing.reasoning, prefix + failing.raw), tr
+            )
     return FailureCase(
         sample_id=sample.id,
         code=sample.code,
@@ -313,7 +317,14 @@ def cases_from_run(
         if caveat:
             origin += f"; {caveat}"
         case_gens = [
-            Generation(raw=g.raw, answer=g.answer, passed=g.passed, kind=g.kind, reason=g.reason)
+            Generation(
+                raw=g.raw,
+                answer=g.answer,
+                passed=g.passed,
+                kind=g.kind,
+                reason=g.reason,
+                reasoning=getattr(g, "reasoning", None),
+            )
             for g in sorted(gens, key=lambda g: g.index)
         ]
         result.cases.append(

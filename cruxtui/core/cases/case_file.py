@@ -84,6 +84,15 @@ class Generation:
     reason: str
     produced: str | None = None
     extraction_error: str | None = None
+    reasoning: str | None = None
+    """A reasoning model's thinking, apart from `raw` (the answer text); None when it had none."""
+
+    @property
+    def chain(self) -> str:
+        """The thinking and the answer text together: the chain of thought to align and show."""
+        from cruxtui.core.models.thinking import chain_of_thought
+
+        return chain_of_thought(self.reasoning, self.raw)
 
 
 @dataclass
@@ -212,10 +221,18 @@ def prompt_json(prompt: Any) -> dict[str, Any]:
     }
 
 
+_OMIT_WHEN_NONE = frozenset({"reasoning"})
+
+
 def _plain(value: Any) -> Any:
-    """Dataclasses to dicts, recursively, leaving JSON data as it is."""
+    """Dataclasses to dicts, recursively, leaving JSON data as it is. Optional fields added after
+    the first release (`_OMIT_WHEN_NONE`) are left out when empty, so older files stay as written."""
     if hasattr(value, "__dataclass_fields__"):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in fields(value)
+            if not (f.name in _OMIT_WHEN_NONE and getattr(value, f.name) is None)
+        }
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -404,6 +421,7 @@ class _Reader:
             reason=self.get(g, "reason", (str,), w),
             produced=self.get(g, "produced", (str, _NONE), w, None),
             extraction_error=self.get(g, "extraction_error", (str, _NONE), w, None),
+            reasoning=self.get(g, "reasoning", (str, _NONE), w, None),
         )
 
     def _trace(self, t: dict[str, Any]) -> TraceSummary:

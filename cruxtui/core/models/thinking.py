@@ -54,6 +54,15 @@ def split_thinking(text: str) -> Split:
     return Split(None, text)
 
 
+def chain_of_thought(thinking: str | None, answer: str) -> str:
+    """The whole reasoning of a response, to align with a trace or to show: the thinking (in its
+    tags, so a reader and `split_thinking` both see where it ends), then the answer text, which
+    may reason too ([THOUGHT], a scratchpad)."""
+    if not thinking:
+        return answer
+    return f"{OPEN}\n{thinking.strip()}\n{CLOSE}\n\n{answer.lstrip()}"
+
+
 def join_thinking(*parts: str | None) -> str | None:
     """Thinking from several sources (a reasoning field, then an inline block), None if none."""
     found = [p for p in parts if p]
