@@ -283,9 +283,7 @@ async def _request(
             if on_chunk is None:
                 results += list(await backend.complete(prompt, one))[:1]
             else:
-                hook = on_chunk
-
-                def show(chunk: str, i: int = i) -> None:
+                def show(chunk: str, i: int = i, hook: ChunkHook = on_chunk) -> None:
                     hook(i, chunk)
 
                 results.append(await generate_one(backend, prompt, one, show))
