@@ -96,3 +96,30 @@ def test_generations_of_an_unknown_run_is_one_line(
     assert main(["generations", "nope", "--store", str(tmp_path / "r.sqlite")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cruxtui: error: no run 'nope'") and err.count("\n") == 1
+
+
+def test_align_takes_a_stored_generations_thinking_as_the_chain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The thinking claims a wrong intermediate value: align finds it there."""
+    starter = load_dataset(offline=True)
+    sample = next(s for s in starter.samples if "return" in s.code)
+    store = str(tmp_path / "runs.sqlite")
+    responder = CruxevalResponder(starter.samples, "correct")
+    think = f"f is called with {sample.input}. So f returns 987654321."
+    with FakeOpenAI(responder, think=think, think_style="inline") as srv:
+        report = json.loads(
+            cruxtui(
+                capsys,
+                "run", "--base-url", srv.url, "--model", "fake-model", "--samples", sample.id,
+                "--mode", "cot", "--store", store, "--json",
+            )
+        )  # fmt: skip
+    out = json.loads(
+        cruxtui(capsys, "align", sample.id, "--run", report["run_id"], "--store", store, "--json")
+    )
+    assert out["first_divergence"]["claimed"] == "987654321"  # found in the thinking
+    assert (
+        main(["align", sample.id, "--run", report["run_id"], "--index", "3", "--store", store]) == 2
+    )
+    assert "has no generation 3" in capsys.readouterr().err

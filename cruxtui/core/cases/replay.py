@@ -283,6 +283,7 @@ async def _request(
             if on_chunk is None:
                 results += list(await backend.complete(prompt, one))[:1]
             else:
+
                 def show(chunk: str, i: int = i, hook: ChunkHook = on_chunk) -> None:
                     hook(i, chunk)
 
