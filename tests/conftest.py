@@ -76,7 +76,6 @@ def real_model() -> Iterator[RealModel]:
     import signal
     import socket
     import subprocess
-    import time
 
     serve = REALMODEL_DIR / "serve.sh"
     if not serve.is_file():
