@@ -369,7 +369,9 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as exc:  # noqa: BLE001 - a scripted responder's bug must be visible
                 self._error(500, f"the responder failed: {exc!r}", "server_error")
                 return
-            texts.append(_compose(reply, think, fake.think_style, body))
+            # Reasoning fields exist on chat only: a completions endpoint sends the thinking inline.
+            style = fake.think_style if endpoint == "chat" else "inline"
+            texts.append(_compose(reply, think, style, body))
         with fake._lock:
             fake.log.requests.append(request)
         cutting = fault is not None and fault.kind == "cut"

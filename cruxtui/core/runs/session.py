@@ -116,7 +116,8 @@ async def live_run(
     show_stored: Callable[[Generation], None] | None = None,
     backend: Any = None,
 ) -> RunSummary:
-    """Run `settings` (endpoint/base_url/model/task/mode/n/temperature/seed) on one sample,
+    """Run `settings` (endpoint/base_url/model/api/task/mode/n/temperature/seed/max_tokens/
+    concurrency) on one sample,
     streaming. Generations this configuration already stored for the sample are passed to
     `show_stored` first and not requested again."""
     backend, info, plan = await asyncio.to_thread(
@@ -130,7 +131,8 @@ async def live_run(
             plan,
             store,
             {sample.id: sample},
-            concurrency=min(settings["n"], 4),
+            # The endpoint's own limit (config.toml `concurrency`) applies on top, in the runner.
+            concurrency=settings.get("concurrency") or min(settings["n"], 4),
             stream=True,
             listener=listener,
         )
