@@ -240,8 +240,9 @@ async def with_retries(
 
 @runtime_checkable
 class Backend(Protocol):
-    """An async model. `stream` yields the text chunks of ONE completion (it ignores `params.n`);
-    `complete` returns `params.n` finished completions. `supports_n` says whether one `complete`
+    """An async model. `stream` yields the `Piece`s (answer text and thinking, apart) of ONE
+    completion (it ignores `params.n`); `complete` returns `params.n` finished completions, each
+    sampled on its own. `supports_n` says whether one `complete`
     call with n > 1 is cheaper than n calls (the runner batches then). `index` is the number of
     the generation being asked for (for `complete`: of the first one); only replay uses it, to
     serve the same recorded text for the same generation after a resume. `concurrency` is the
