@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -151,7 +151,7 @@ def public_base_url(url: str | None) -> str | None:
 
 def spec_to_json(spec: Any) -> dict[str, Any]:
     """A model spec (dataclass or mapping) as plain JSON data, with any secret-looking field dropped."""
-    data = asdict(spec) if is_dataclass(spec) and not isinstance(spec, type) else dict(spec)
+    data = _plain_fields(spec)
     clean = {
         k: v for k, v in data.items() if not any(s in k.lower() for s in ("key", "token", "secret"))
     }
@@ -160,8 +160,15 @@ def spec_to_json(spec: Any) -> dict[str, Any]:
     return clean
 
 
+def _plain_fields(obj: Any) -> dict[str, Any]:
+    """A dataclass instance's fields, or a mapping's items, as a new dict."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    return dict(obj)
+
+
 def params_to_json(params: Any) -> dict[str, Any]:
-    data = asdict(params) if is_dataclass(params) and not isinstance(params, type) else dict(params)
+    data = _plain_fields(params)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items()}
 
 
@@ -200,7 +207,9 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class Generation:
-    """One scored completion of one sample (or variant)."""
+    """One scored completion of one sample (or variant): what the model said, the answer taken
+    from it and the verdict. The one kind of generation: runs store it, cases record it (a case
+    file keeps `CASE_FIELDS`; the store keeps all but `produced` and `extraction_error`)."""
 
     sample_id: str
     index: int
@@ -214,7 +223,12 @@ class Generation:
     tokens_in: int | None = None
     tokens_out: int | None = None
     finish_reason: str | None = None
-    created: float = field(default_factory=time.time)
+    created: float | None = None
+    """When it was stored (the store sets it on adding; None before, and in a case)."""
+    produced: str | None = None
+    """What the answer evaluated to (the verdict's `produced`), when it was evaluated."""
+    extraction_error: str | None = None
+    """Why no answer could be extracted from `raw`, when none could."""
     reasoning: str | None = None
     """The model's thinking (a reasoning field or a `<think>` block), None when it had none; never
     part of `raw`, and never where the answer is taken from."""
@@ -223,7 +237,15 @@ class Generation:
     obtained: str | None = None
     """How it was obtained: a choice of a request for n, its own request, a stream, recorded..."""
 
-    def row(self, run_id: str) -> tuple[Any, ...]:
+    @property
+    def chain(self) -> str:
+        """The thinking and the answer text together: the chain of thought to align and show."""
+        from cruxtui.core.models.thinking import chain_of_thought
+
+        return chain_of_thought(self.reasoning, self.raw)
+
+    def row(self, run_id: str, now: float) -> tuple[Any, ...]:
+        """The generation as a row of the `generations` table (`now` when not yet stored)."""
         return (
             run_id,
             self.sample_id,
@@ -238,11 +260,24 @@ class Generation:
             self.tokens_in,
             self.tokens_out,
             self.finish_reason,
-            self.created,
+            now if self.created is None else self.created,
             self.reasoning,
             self.seed,
             self.obtained,
         )
+
+
+CASE_FIELDS = (
+    "raw",
+    "answer",
+    "passed",
+    "kind",
+    "reason",
+    "produced",
+    "extraction_error",
+    "reasoning",
+)
+"""The fields of a `Generation` a case file records (its sample and index are the case's)."""
 
 
 @dataclass(frozen=True)
@@ -499,14 +534,16 @@ class RunStore:
 
     def add_generation(self, run_id: str, gen: Generation) -> bool:
         """Commit one generation now. False if that (sample, index) was already stored."""
+        created = time.time() if gen.created is None else gen.created
         with self._tx() as db:
-            cur = db.execute(_INSERT_GEN, gen.row(run_id))
-            db.execute("UPDATE runs SET updated = ? WHERE id = ?", (gen.created, run_id))
+            cur = db.execute(_INSERT_GEN, gen.row(run_id, created))
+            db.execute("UPDATE runs SET updated = ? WHERE id = ?", (created, run_id))
             return cur.rowcount == 1
 
     def add_generations(self, run_id: str, gens: Iterable[Generation]) -> int:
         """Many generations in one transaction (imports); returns how many were new."""
-        rows = [g.row(run_id) for g in gens]
+        now = time.time()
+        rows = [g.row(run_id, now) for g in gens]
         with self._tx() as db:
             before = db.total_changes
             db.executemany(_INSERT_GEN, rows)
