@@ -235,4 +235,10 @@ class GenerationStream(VerticalScroll):
         at_bottom = self.is_vertical_scroll_end
         change()
         if at_bottom:
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=False)
+            self.call_after_refresh(self._scroll_end_unless_moved, self.scroll_offset.y)
+
+    def _scroll_end_unless_moved(self, offset: int) -> None:
+        """Follow the new text, unless the user scrolled up since the change was made (a scroll
+        between a chunk and its repaint must not be undone)."""
+        if self.scroll_offset.y >= offset:
+            self.scroll_end(animate=False, immediate=False)
