@@ -1,0 +1,869 @@
+"""Reading claims out of free prose, sentence by sentence.
+
+Patterns fire only where a *subject* can be named with confidence — a variable of `f`, a Python
+expression over its frame (`nums.count(1)`, `s[5:8]`, `len(text)`, a method call the code makes,
+written with or without its receiver), a condition, the loop, f's result — followed by a
+binding or result verb and a *Python literal* ending cleanly. "text is 5 characters long", "the
+length of text is 5", "append const -> [...]", "sorts the list in place: [...]" claim nothing:
+the words around a name decide whether it is the subject. An unread claim costs a missed
+divergence, a misread one a false alarm on a correct chain, which is worse.
+
+Code (blanked by `code_spans` before this runs) is never read; values are compared elsewhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from cruxtui.core.reasoning.claim_types import (
+    BINDING,
+    CONDITION,
+    EMPTY,
+    EXPRESSION,
+    ITERATION,
+    LOOP_COUNT,
+    LOOP_VALUES,
+    RETURN,
+    Claim,
+)
+from cruxtui.core.reasoning.code_facts import CodeFacts
+from cruxtui.core.reasoning.literal_scan import (
+    CLEAN_AFTER,
+    claimed_value,
+    is_literal,
+    scan_literal,
+)
+
+_BIND_VERB = (
+    r"(?:(?:is\s+|gets\s+|was\s+)?(?:incremented|decremented|increased|decreased|reduced|extended|"
+    r"updated|changed|set|reset|grown|doubled|shortened|trimmed|converted|modified)\s+to"
+    r"|(?:goes|go|went)\s+(?:up|down)\s+to|(?:increases|decreases|grows|shrinks|rises|drops)\s+to"
+    r"|now\s+(?:reads|looks\s+like)|(?:is\s+(?:now\s+)?)?equal\s+to"
+    r"|becomes|will\s+be|would\s+be|remains|stays|gets(?:\s+set\s+to)?|equals|holds|contains"
+    r"|has\s+(?:the\s+)?value|(?:now\s+)?(?:becomes|equals|holds)|turns\s+into|changes\s+to"
+    r"|(?:is|gets|was)\s+(?:re)?assigned(?:\s+to)?|ends\s+up\s+(?:as|being)|:=|=(?!=)|->|→|:"
+    r"|(?:now\s+)?is\s+(?:now\s+|then\s+|still\s+|set\s+to\s+|updated\s+to\s+|changed\s+to\s+|"
+    r"equal\s+to\s+|initiali[sz]ed\s+to\s+|initially\s+|bound\s+to\s+|going\s+to\s+be\s+)?)"
+)
+_CHANGE_VERB = re.compile(
+    r"becomes|\bnow\b|updated|changes|changed|set\s+to|:=|->|→|turns\s+into|incremented|decremented|"
+    r"increased|decreased|reduced|extended|grown|doubled|shortened|trimmed|converted|modified|"
+    r"(?:goes|go|went)\s+(?:up|down)|increases|decreases|grows|shrinks|rises|drops",
+    re.I,
+)
+_ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+}
+_ITER_RE = re.compile(
+    r"\b(?:(?P<word>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
+    r"twelfth)|(?P<num>\d+)(?:st|nd|rd|th))\s+(?:iteration|pass|round|loop\s+iteration|time\s+through)"
+    r"|\b(?:iteration|pass|round)\s*#?\s*(?P<num2>\d+)\b",
+    re.I,
+)
+_AFTER_LOOP_RE = re.compile(
+    r"\b(?:after\s+(?:the\s+)?(?:whole\s+|entire\s+)?(?:loop|iterations)|once\s+the\s+loop\s+"
+    r"(?:is\s+)?(?:done|finishe[sd]|ends|is\s+over|completes)|when\s+the\s+loop\s+(?:is\s+done|ends|"
+    r"finishes|is\s+over)|the\s+loop\s+(?:ends|is\s+over|terminates|finishes|is\s+done|stops|exits)|"
+    r"at\s+the\s+end\s+of\s+the\s+loop|(?:we\s+)?exit\s+the\s+loop|out\s+of\s+the\s+loop|"
+    r"loop\s+(?:has\s+)?(?:finished|completed|terminated))",
+    re.I,
+)
+_AT_CALL_RE = re.compile(
+    r"\b(?:initially|at\s+the\s+start|to\s+begin\s+with|the\s+(?:function\s+)?(?:is\s+)?called\s+with"
+    r"|we\s+call\s+f|the\s+input\s+is|the\s+arguments?\s+(?:is|are))\b",
+    re.I,
+)
+_LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
+_LOOP_COUNT_RE = re.compile(
+    r"\bloop\s+(?:runs|executes|iterates|goes\s+round|repeats)\s+(?P<n>\d+|once|twice|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten)\s+times?\b",
+    re.I,
+)
+_COUNT_WORDS = {
+    "once": 1,
+    "one": 1,
+    "twice": 2,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+
+_TRUTH_WORDS = (
+    r"true|false|satisfied|not\s+satisfied|unsatisfied|met|not\s+met|fulfilled|not\s+fulfilled"
+)
+_TRUTH = r"(?P<truth>" + _TRUTH_WORDS + ")"
+_TRUTH2 = r"(?P<truth2>" + _TRUTH_WORDS + ")"
+# "<cond> is False", "<cond> evaluates to True", "<cond> -> True", "<cond>, which is false".
+_COND_TRUTH_RE = re.compile(
+    r"(?:,\s*which\s+|\s+)(?:is|evaluates\s+to|returns|holds\s+as|comes\s+out(?:\s+as)?|gives|yields)"
+    r"\s+(?:therefore\s+|thus\s+|also\s+)?`?"
+    + _TRUTH
+    + r"\b`?|\s*(?:->|→|=>)\s*`?"
+    + _TRUTH2
+    + r"\b",
+    re.I,
+)
+_COND_HOLDS_RE = re.compile(
+    r"\bthe\s+(?:if\s+|while\s+|loop\s+)?condition\s+(?:`[^`]*`\s+)?(?:is|evaluates\s+to|holds)\s+"
+    r"(?:therefore\s+|thus\s+)?"
+    + _TRUTH
+    + r"\b|\bthe\s+condition\s+(?P<neg>does\s+not|doesn't)\s+hold\b"
+    r"|\bthe\s+condition\s+holds\b",
+    re.I,
+)
+_BRANCH_RE = re.compile(
+    r"\b(?:(?P<enter>we\s+(?:enter|go\s+into|execute)|(?:we\s+)?(?:enter|go\s+into)|entering)\s+the\s+"
+    r"(?:if|branch|block|body|if[-\s](?:block|body|branch))"
+    r"|(?P<skip>(?:we\s+)?(?:skip|don't\s+enter|do\s+not\s+enter|bypass)\s+the\s+"
+    r"(?:if|branch|block|body|if[-\s](?:block|body|branch)))"
+    r"|the\s+(?:if[-\s])?(?:branch|block|body)\s+is\s+(?P<taken>taken|executed|entered|run)"
+    r"|the\s+(?:if[-\s])?(?:branch|block|body)\s+is\s+(?P<skipped>skipped|not\s+(?:taken|executed|"
+    r"entered|run)|bypassed))\b",
+    re.I,
+)
+_COND_SHAPE = re.compile(
+    r"(?:<=|>=|==|!=|<|>|\bnot\s+in\b|\bin\b|\bis\s+(?:not\s+)?(?:None|list|str|dict|int|tuple|set|float|bool)\b"
+    r"|\.(?:startswith|endswith|is[a-z]+)\()"
+)
+_RETURN_RE = re.compile(
+    r"(?P<subj>\bthe\s+function\s+(?:f\s+)?|\bfunction\s+f\s+|`?\bf\([^\n]*?\)`?\s+|\bf\s+|\bit\s+|"
+    r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|^)"
+    r"(?:will\s+|would\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*returns?\s+(?:the\s+value\s+)?"
+    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer|result)|\b(?:the\s+)?return\s+value)(?:\s+of\s+(?:the\s+)?"
+    r"(?:function|f|call|`?f\([^\n]*?\)`?))?\s+(?:is|will\s+be|would\s+be|should\s+be|=)\s+"
+    r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*",
+    re.I | re.M,
+)
+_CALLISH = re.compile(r"[\w\]\)'\"]\.\w+\(|\b(?!f\()\w+\(")
+_ANSWER_RE = re.compile(r"\[ANSWER\](?P<body>.*?)(?:\[/ANSWER\]|$)", re.S)
+_ASSERT_RE = re.compile(r"assert\s+f\((?P<args>.*)\)\s*==\s*(?P<out>.+?)\s*$", re.S)
+
+
+_ACTION_BEFORE = re.compile(
+    r"\b(?:append(?:s|ed|ing)?|add(?:s|ed|ing)?|insert(?:s|ed|ing)?|remov(?:e|es|ed|ing)|"
+    r"push(?:es|ed|ing)?|pop(?:s|ped|ping)?|extend(?:s|ed|ing)?|prepend(?:s|ed|ing)?|"
+    r"concatenat\w*|join(?:s|ed|ing)?|multipl\w*|subtract\w*|divid\w*|plus|minus|times|with|by|"
+    r"using|call(?:s|ed|ing)?|pass(?:es|ed|ing)?|replac\w*|delet\w*|strip\w*|split\w*|"
+    r"sort(?:s|ed|ing)?|revers\w*|count(?:s|ed|ing)?|find(?:s|ing)?|search\w*|look\w*\s+(?:up|for)|"
+    r"iterat\w*\s+over|loop\w*\s+over|over|through)\s+(?:the\s+)?(?:(?:list|string|dict|set|"
+    r"variable|value|character|element|item|key)\s+)?$",
+    re.I,
+)
+_PREP_BEFORE = re.compile(
+    r"(?:\b(?:of|in|to|from|than|with|by|into|over|through|on|at|for)\s+(?:the\s+)?"
+    r"(?:(?:string|list|variable|dict(?:ionary)?|tuple|set|array|value|argument|parameter)\s+)?"
+    r"|[\w.'\"`(\[]|\bis\s+|\bequals\s+|\b(?:return|returned|output|final|its|their|a|an)\s+)$",
+    re.I,
+)
+_OPERATOR_BEFORE = re.compile(r"[-+*/%<>=]\s*`?$")
+_EMPTY_WORDS = re.compile(
+    r"\s*(?:now\s+|still\s+|then\s+)?(?:an?\s+)?(?P<what>empty(?:\s+(?P<type>list|string|str|"
+    r"dict(?:ionary)?|set|tuple))?)\b(?!\s+(?:string|list)\s+(?:of|with))",
+    re.I,
+)
+_EMPTY_TYPED = {"list": "[]", "string": "''", "str": "''", "dict": "{}", "dictionary": "{}"}
+_EMPTY_TYPED |= {"set": "set()", "tuple": "()"}
+_RESULT_VERB = re.compile(
+    r"\s*`?\s*(?:,\s*)?(?:which\s+)?(?P<verb>returns|return|gives|give|yields|evaluates\s+to|"
+    r"equals|is\s+equal\s+to|becomes|produces|results\s+in|outputs|removes|pops|would\s+be|"
+    r"will\s+be|comes\s+out\s+(?:as|to)|is|are|==|=|->|→|=>|:)(?![\w=])",
+    re.I,
+)
+_EXPR_START = re.compile(r"[A-Za-z_(\[{'\"`.]")
+_NEGATED = re.compile(r"\s*(?:not|never|no\s+longer|n't)\b", re.I)
+_HEDGE_AFTER = re.compile(r"\s*(?:or|and\s+not|\?)\b", re.I)
+
+
+def _truth(word: str | None, negated: bool = False) -> str | None:
+    if word is None:
+        return None
+    w = re.sub(r"\s+", " ", word.lower())
+    val = w in ("true", "satisfied", "met", "fulfilled")
+    return str(val != negated)
+
+
+def _value_at(text: str, i: int) -> tuple[int, str] | None:
+    """The claimed value at text[i:]: a literal ending cleanly, or an "empty" in words."""
+    got = claimed_value(text, i)
+    if got is not None:
+        return got
+    m = _EMPTY_WORDS.match(text, i)
+    if m and CLEAN_AFTER.match(text, m.end()):
+        typed = (m.group("type") or "").lower()
+        return m.end(), _EMPTY_TYPED.get(typed, EMPTY)
+    return None
+
+
+def find_bindings(text: str, names: set[str]) -> list[Claim]:
+    """`x = 5`, "count becomes 3", "the value of out is [1]": a variable of f and its value."""
+    claims: list[Claim] = []
+    if not names:
+        return claims
+    alt = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
+    pat = re.compile(
+        r"(?P<pre>(?i:\bthe\s+(?:new\s+|current\s+|final\s+|updated\s+)?value\s+of\s+"
+        r"(?:the\s+variable\s+)?)?)"
+        r"(?P<q>`?)(?P<name>\b(?:" + alt + r"))(?P=q)(?![\w.\[(`'])"
+        r"(?:\s*(?:'s\s+value|,)\s*)?\s*(?P<verb>" + _BIND_VERB + r")",
+    )
+    for m in pat.finditer(text):
+        start = m.start("q")
+        before = text[max(0, start - 60) : start]
+        verb = m.group("verb").strip()
+        symbolic = verb in ("=", ":=", "->", "→", ":")
+        if not m.group("pre"):
+            if symbolic and re.search(r"[\w.'\"`(\[]$", before):
+                continue
+            if not symbolic and _PREP_BEFORE.search(before):
+                continue
+            if _ACTION_BEFORE.search(before) or _OPERATOR_BEFORE.search(before):
+                continue  # "append const -> [..]", "m = n + arr = [..]": not the subject
+            if symbolic and re.search(r"\b(?:in|of|at|on|to)\s+$", before, re.I):
+                continue  # "sorts the list in place: [..]"
+        if verb == ":" and not (m.group("q") or _line_head(text, start)):
+            continue  # "Output: 5" or "in place: [..]" are not bindings; "- count: 3" is
+        if verb == ":" and not text[m.end() : m.end() + 1].isspace():
+            continue
+        if _NEGATED.match(text, m.end()):
+            continue  # "nums is not empty"
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        end, lit = got
+        if _HEDGE_AFTER.match(text, end) and re.match(r"\s*or\b", text[end:], re.I):
+            continue  # "x is 3 or 4"
+        change = bool(_CHANGE_VERB.search(verb))
+        claims.append(
+            Claim(BINDING, text[start:end].strip(), lit, name=m.group("name"), change=change)
+        )
+        claims[-1].start, claims[-1].end = start, end
+    return claims
+
+
+def _line_head(text: str, i: int) -> bool:
+    """Is text[i] the first word of its line (after a bullet, a number, `|` or `**`)?"""
+    head = text[text.rfind("\n", 0, i) + 1 : i]
+    return re.fullmatch(r"\s*(?:[-*+•]|\d+[.)]|\|)?\s*(?:\*\*|__)?\s*", head) is not None or bool(
+        re.search(r"\|\s*$", head)
+    )
+
+
+def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "`nums.count(1)` returns 3", "text.rfind('i') gives -1", "s[5:8] is empty",
+    "counts['7'] is 1", "len(nums) = 4", "index('C') is 4", "popitem() removes ('k', 1)": an
+    expression over f's frame (or a method the code calls, written without its receiver) and the
+    value it gives. The subject is resolved against the code here; judging happens later."""
+    claims: list[Claim] = []
+    for m in _RESULT_VERB.finditer(text):
+        subject = _expression_before(text, m.start())
+        if subject is None:
+            continue
+        s_start, src = subject
+        resolved = resolve_expression(src, facts)
+        if resolved is None:
+            continue
+        verb = m.group("verb").lower()
+        if verb in (":",) and not _line_head(text, s_start):
+            continue
+        if _NEGATED.match(text, m.end()):
+            continue
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        end, lit = got
+        if verb in ("removes", "pops") and not re.search(r"pop", src):
+            continue
+        kind = CONDITION if lit in ("True", "False") and _is_test(resolved) else EXPRESSION
+        claim = Claim(kind, text[s_start:end].strip(), lit, name=resolved)
+        if kind == CONDITION:
+            claim.condition = resolved
+        claim.start, claim.end = s_start, end
+        claims.append(claim)
+    return claims
+
+
+def _is_test(src: str) -> bool:
+    try:
+        node = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return False
+    return (
+        isinstance(node, ast.Compare | ast.BoolOp)
+        or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+        or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr.startswith(("is", "startswith", "endswith"))
+        )
+    )
+
+
+def _expression_before(text: str, end: int) -> tuple[int, str] | None:
+    """The Python expression written just before `end`: a backticked one, or one bare token
+    (brackets and quotes may hold spaces). Returns (start, source) or None."""
+    j = end
+    while j > 0 and text[j - 1] in " \t":
+        j -= 1
+    if j > 0 and text[j - 1] == "`":
+        k = text.rfind("`", 0, j - 1)
+        if k < 0 or "\n" in text[k:j]:
+            return None
+        src = text[k + 1 : j - 1].strip()
+        return (k, src) if _is_subject_expression(src) else None
+    # A bare token: walk left over word chars, dots, and balanced brackets/quotes.
+    k = j
+    while k > 0:
+        c = text[k - 1]
+        if c in ")]}":
+            opener = _matching_open(text, k - 1)
+            if opener is None:
+                return None
+            k = opener
+            continue
+        if c in "'\"":
+            q = text.rfind(c, 0, k - 1)
+            if q < 0:
+                return None
+            k = q
+            continue
+        if c.isalnum() or c in "_.":
+            k -= 1
+            continue
+        break
+    src = text[k:j]
+    if not src or not _EXPR_START.match(src):
+        return None
+    return (k, src) if _is_subject_expression(src) else None
+
+
+def _matching_open(text: str, close: int) -> int | None:
+    pairs = {")": "(", "]": "[", "}": "{"}
+    depth = 0
+    j = close
+    while j >= 0:
+        c = text[j]
+        if c in pairs:
+            depth += 1
+        elif c in "([{":
+            depth -= 1
+            if depth == 0:
+                return j if pairs[text[close]] == c else None
+        elif c == "\n":
+            return None
+        j -= 1
+    return None
+
+
+def _is_subject_expression(src: str) -> bool:
+    """Worth a claim: a call, subscript, slice or operator expression (a bare name is a binding,
+    a bare literal a value)."""
+    if not src or len(src) > 120 or is_literal(src):
+        return False
+    lead = src.lstrip(".")
+    try:
+        node = ast.parse(lead, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return isinstance(node, ast.Call | ast.Subscript | ast.Compare | ast.BinOp | ast.BoolOp) or (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    )
+
+
+_PURE_NAMES = frozenset(
+    [
+        "len",
+        "sorted",
+        "sum",
+        "min",
+        "max",
+        "abs",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "list",
+        "tuple",
+        "set",
+        "dict",
+        "range",
+        "reversed",
+        "ord",
+        "chr",
+        "enumerate",
+        "zip",
+        "any",
+        "all",
+        "round",
+        "repr",
+        "isinstance",
+    ]
+)
+
+
+def resolve_expression(src: str, facts: CodeFacts) -> str | None:
+    """The expression over f's frame that `src` names, or None when it does not resolve to one.
+
+    Names must be f's variables or pure builtins; a method called without its receiver
+    (`rfind('i')`, `.popitem()`) takes the one receiver the code calls that method on. An
+    expression of literals only (`'abc'.upper()`) resolves to itself."""
+    lead = src.strip().lstrip(".")
+    try:
+        node = ast.parse(lead, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id not in _PURE_NAMES
+        and node.func.id not in facts.names
+    ):
+        receivers = facts.calls.get(node.func.id, set())
+        if len(receivers) != 1:
+            return None
+        lead = f"{next(iter(receivers))}.{lead}"
+        try:
+            node = ast.parse(lead, mode="eval").body
+        except SyntaxError:
+            return None
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id not in facts.names and n.id not in _PURE_NAMES:
+            return None
+        if isinstance(n, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom) or (
+            isinstance(n, ast.Name) and n.id == "f"
+        ):
+            return None
+        if isinstance(n, ast.Attribute) and n.attr.startswith("_"):
+            return None
+    return lead
+
+
+def _looks_like_condition(cond: str, known: Iterable[str]) -> bool:
+    """A comparison or test, a closed expression, or one of the code's own conditions
+    ("`result` evaluates to True" when the code says `if result:`)."""
+    if not cond:
+        return False
+    if _COND_SHAPE.search(cond):
+        try:
+            ast.parse(cond, mode="eval")
+            return True
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return bool(re.fullmatch(r"[\w\s.'\"()\[\]<>=!%+\-*/,]+", cond))
+    bare = cond.strip("`() ").replace(" ", "")
+    return any(bare == k.replace(" ", "") for k in known)
+
+
+def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
+    """ "`6173 < 1000` is False", "the condition holds", "we skip the if block"."""
+    claims: list[Claim] = []
+    taken: list[tuple[int, int]] = []
+    matches = list(_COND_TRUTH_RE.finditer(text))
+    starts = {m.start() for m in matches}
+    for m in matches:
+        if m.end() in starts:
+            continue  # "x is False is False": the first "is False" belongs to the condition
+        cond_start = _condition_start(text, m.start())
+        cond = text[cond_start : m.start()].strip().strip("`").strip()
+        if cond.lower() in ("it", "that", "this", "which", "this condition", "the result"):
+            # "Checking x > 3: it is False", "Is x > 3? That is false": the condition came just before.
+            prev_end = cond_start - 1
+            while prev_end > 0 and text[prev_end - 1] in " :?,":
+                prev_end -= 1
+            cond_start = _condition_start(text, prev_end)
+            cond = text[cond_start:prev_end]
+        cond = (
+            re.sub(
+                r"^(?:if|while|since|because|as|and|so|but|here|now|is|check(?:ing)?(?:\s+whether|\s+if)?|"
+                r"we\s+(?:test|check)|testing|the\s+condition|whether)\s+",
+                "",
+                cond.strip(),
+                flags=re.I,
+            )
+            .strip()
+            .strip("`,?:")
+            .strip()
+        )
+        if not _looks_like_condition(cond, known):
+            continue
+        truth = _truth(m.group("truth") or m.group("truth2"))
+        claims.append(
+            Claim(
+                CONDITION,
+                text[cond_start : m.end()].strip(),
+                truth or "",
+                condition=cond,
+                start=cond_start,
+                end=m.end(),
+            )
+        )
+        taken.append((cond_start, m.end()))
+    for m in _COND_HOLDS_RE.finditer(text):
+        if any(s <= m.start() < e for s, e in taken):
+            continue
+        truth = _truth(m.group("truth")) if m.group("truth") else str(not m.group("neg"))
+        claims.append(
+            Claim(CONDITION, m.group(0), truth or "", condition=None, start=m.start(), end=m.end())
+        )
+        taken.append((m.start(), m.end()))
+    if not claims:
+        for m in _BRANCH_RE.finditer(text):
+            truth = "True" if (m.group("enter") or m.group("taken")) else "False"
+            # The condition may be written just before: "6173 < 1000, so the branch is taken".
+            cond = _leading_condition(text[: m.start()], known)
+            claims.append(
+                Claim(CONDITION, m.group(0), truth, condition=cond, start=m.start(), end=m.end())
+            )
+            break
+    return claims
+
+
+def _condition_start(text: str, end: int) -> int:
+    """Where a condition ending at `end` starts: after the last clause break before it."""
+    j = end - 1
+    depth = 0
+    while j >= 0:
+        c = text[j]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                return j + 1
+            depth -= 1
+        elif depth == 0 and _is_break(text, j):
+            return j + 1
+        j -= 1
+    return 0
+
+
+def _is_break(text: str, j: int) -> bool:
+    c = text[j]
+    brk = c in ",;:\n" or (c == "." and j + 1 < len(text) and text[j + 1] == " ")
+    return brk and not _inside_quotes(text, j)
+
+
+def _inside_quotes(text: str, j: int) -> bool:
+    line_start = text.rfind("\n", 0, j) + 1
+    seg = text[line_start:j]
+    return seg.count("'") % 2 == 1 or seg.count('"') % 2 == 1
+
+
+def _leading_condition(prefix: str, known: Iterable[str]) -> str | None:
+    cut = re.sub(
+        r"[\s,]*(?:\b(?:so|and|therefore|thus|hence|then|which\s+means)\b)?[\s,]*$",
+        "",
+        prefix,
+        flags=re.I,
+    )
+    start = _condition_start(cut, len(cut))
+    cond = cut[start:].strip().strip("`")
+    cond = (
+        re.sub(r"^(?:since|because|as|and|so|if|here)\s+", "", cond, flags=re.I).strip().strip("`")
+    )
+    # "x > 3 is False, so the branch is skipped": the truth words are not part of the condition.
+    cond = (
+        re.sub(
+            r"\s*(?:(?:is|evaluates\s+to|->)\s+(?:true|false)|is\s+(?:not\s+)?(?:met|satisfied))$",
+            "",
+            cond,
+            flags=re.I,
+        )
+        .strip()
+        .strip("`")
+    )
+    return cond if _looks_like_condition(cond, known) else None
+
+
+_ANSWER_FORMS = re.compile(
+    r"(?:\*\*|__)?\b(?:final\s+)?(?:answer|output|result)(?:\s+is)?\s*(?:\*\*|__)?\s*[:=]\s*(?:\*\*|__)?"
+    r"|\\boxed\{|<answer>\s*",
+    re.I,
+)
+_RETURNED = re.compile(
+    r"\b(?:that|this|which|it)\s+(?:\w+\s+){0,2}?(?:is|gets)\s+(?:what\s+(?:is|gets)\s+)?"
+    r"returned\b|\bis\s+what\s+(?:f|the\s+function)\s+returns\b|\band\s+(?:that|this)\s+is\s+"
+    r"(?:the\s+)?(?:return\s+value|output|answer|result)\b",
+    re.I,
+)
+_FSTRING = re.compile(
+    r"\bthe\s+f-?string\s+(?:gives|produces|evaluates\s+to|is|becomes|yields)\s+", re.I
+)
+
+
+def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
+    """f's result: "the function returns 'ab'", "**Answer:** 'ab'", "the output is [1]",
+    "`f('x') == 'ab'`", "That list is returned" (the value just written), "the f-string gives
+    'a-b'" (when f returns an f-string)."""
+    names = facts.names
+    claims: list[Claim] = []
+    for m in _RETURN_RE.finditer(text):
+        if m.group("noun") and m.group("noun") in names:
+            continue  # "the result is ..." speaks of the variable `result`
+        got = claimed_value(text, m.end())
+        if got is None:
+            continue
+        subj = (m.group("subj") or "").strip().lower()
+        head = text[: m.start()]
+        subject_f = True
+        # "text.find('a') returns 2" / "it returns" next to a method call: maybe not f's value.
+        if m.group(0).lower().lstrip().startswith(
+            ("it", "this", "which", "we", "so", "then", "and")
+        ) or (subj == "" and "return" in m.group(0).lower()):
+            subject_f = not _CALLISH.search(head[-60:] + m.group(0))
+        claims.append(
+            Claim(
+                RETURN,
+                text[m.start() : got[0]].strip(),
+                got[1],
+                subject_f=subject_f,
+                start=m.start(),
+                end=got[0],
+            )
+        )
+    for m in _ANSWER_FORMS.finditer(text):
+        if any(c.start <= m.start() < c.end for c in claims):
+            continue
+        got = scan_literal(text.replace("`", " "), m.end())
+        if got is None:
+            continue
+        word = re.search(r"answer|output|result", m.group(0), re.I)
+        if word and word.group(0).lower() in {n.lower() for n in names}:
+            continue  # "output = []" speaks of the variable `output`
+        claims.append(
+            Claim(RETURN, text[m.start() : got[0]].strip(), got[1], start=m.start(), end=got[0])
+        )
+    for m in _RETURNED.finditer(text):
+        lit = _last_literal(text, m.start())
+        if lit is not None:
+            s, e, value = lit
+            claims.append(Claim(RETURN, text[s : m.end()].strip(), value, start=s, end=m.end()))
+    if facts.return_fstring:
+        for m in _FSTRING.finditer(text):
+            got = claimed_value(text, m.end())
+            if got is not None:
+                claims.append(
+                    Claim(RETURN, text[m.start() : got[0]], got[1], start=m.start(), end=got[0])
+                )
+    return claims
+
+
+def _last_literal(text: str, end: int) -> tuple[int, int, str] | None:
+    """The last literal written before `end` in its sentence ("..., giving [1, 2]. That list is
+    returned"): looks back over the current and the previous sentence."""
+    lo = max(0, end - 400)
+    best = None
+    i = lo
+    while i < end:
+        c = text[i]
+        if c in "'\"[({" or c.isdigit() or c == "-":
+            got = scan_literal(text, i)
+            if got is not None and got[0] <= end:
+                best = (i, got[0], got[1])
+                i = got[0]
+                continue
+        i += 1
+    return best
+
+
+_LOOP_VALUES_RE = re.compile(
+    r"(?P<q>`?)(?P<name>\b[A-Za-z_]\w*)(?P=q)\s+(?:takes|will\s+take|goes\s+through|runs\s+through|"
+    r"iterates\s+(?:over|through)|ranges\s+over|steps\s+through)\s+(?:on\s+)?(?:the\s+)?(?:values?|"
+    r"numbers|elements|items|characters)?\s*(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|\s+in\s+turn|\s+\(|,\s+so\b)",
+    re.I,
+)
+_RANGE_RE = re.compile(
+    r"(?P<q>`?)(?P<name>\b[A-Za-z_]\w*)(?P=q)\s+(?:goes|runs|ranges|iterates|counts|loops)\s+"
+    r"(?:from|over)\s+(?P<a>-?\d+)\s+(?:to|through|up\s+to|\.\.)\s+(?P<b>-?\d+)"
+    r"(?P<incl>\s*(?:inclusive|\(inclusive\)))?",
+    re.I,
+)
+_RANGE_GIVES = re.compile(
+    r"`?(?P<expr>range\([^()\n]*\))`?\s+(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
+    r"(?:the\s+)?(?:values\s+|numbers\s+)?(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|,\s+so\b|\s+\()",
+    re.I,
+)
+_TIMES_RE = re.compile(
+    r"\b(?:the\s+)?(?:loop|body|while\s+loop|for\s+loop|loop\s+body)\s+(?:therefore\s+|thus\s+|only\s+)?"
+    r"(?:runs|executes|iterates|goes\s+round|repeats|is\s+executed|is\s+run|will\s+run|"
+    r"will\s+execute|runs\s+for)\s+(?:exactly\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten)(?:\s+times?|\s+iterations?)?\b"
+    r"|\b(?P<n2>\d+|two|three|four|five|six|seven|eight|nine|ten)\s+iterations\s+(?:in\s+total|"
+    r"altogether|overall)\b|\bthere\s+(?:are|will\s+be)\s+(?P<n3>\d+|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten)\s+iterations\b",
+    re.I,
+)
+
+
+def _values_list(words: str) -> str | None:
+    """ "1 and 2", "1, 2, and 3", "[1, 2]", "'a', 'b' and 'c'", "1..10" -> a list literal."""
+    w = words.strip().strip("`").strip()
+    w = re.sub(r"^(?:in\s+order\s+|successively\s+)", "", w)
+    if w.startswith("["):
+        got = scan_literal(w, 0)
+        return got[1] if got and got[0] >= len(w.rstrip(",")) - 1 else None
+    if m := re.fullmatch(r"(-?\d+)\s*(?:\.\.\.?|…|–|-|to|through)\s*(-?\d+)", w):
+        a, b = int(m.group(1)), int(m.group(2))
+        if a <= b and b - a <= 1000:
+            return repr(list(range(a, b + 1)))
+        return None
+    parts = re.split(r"\s*,\s*(?:and\s+|then\s+)?|\s+(?:and|then)\s+", w)
+    items = []
+    for part in parts:
+        part = part.strip().strip("`")
+        if not part:
+            continue
+        if not is_literal(part):
+            return None
+        items.append(part)
+    if len(items) < 2:
+        return None
+    return "[" + ", ".join(items) + "]"
+
+
+def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
+    """What a loop ranges over and how often it runs: "k takes the values 1 and 2", "i goes
+    from 0 to 4", "range(1, 11) gives 1..10", "the loop runs 9 times"."""
+    claims: list[Claim] = []
+    for m in _LOOP_VALUES_RE.finditer(text):
+        name = m.group("name")
+        if name not in facts.loop_vars:
+            continue
+        vals = _values_list(m.group("vals"))
+        if vals is None:
+            continue
+        claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _RANGE_RE.finditer(text):
+        name = m.group("name")
+        if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
+            continue
+        a, b = int(m.group("a")), int(m.group("b"))
+        if not (a <= b and b - a <= 1000):
+            continue
+        # "goes from 0 to 4": both ends are values it takes (writers say "to 4" for range(5)).
+        vals = repr(list(range(a, b + 1)))
+        claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _RANGE_GIVES.finditer(text):
+        vals = _values_list(m.group("vals"))
+        if vals is None:
+            continue
+        expr = resolve_expression(m.group("expr"), facts)
+        if expr is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                vals,
+                name=f"list({expr})",
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _TIMES_RE.finditer(text):
+        n = (m.group("n") or m.group("n2") or m.group("n3")).lower()
+        count = _COUNT_WORDS.get(n) or int(n)
+        claims.append(Claim(LOOP_COUNT, m.group(0), str(count), start=m.start(), end=m.end()))
+    return claims
+
+
+def iterations(text: str) -> list[tuple[int, str, int, int]]:
+    """Every loop iteration a text names, as (ordinal, the words, start, end)."""
+    out = []
+    for m in _ITER_RE.finditer(text):
+        n = (
+            _ORDINALS[m.group("word").lower()]
+            if m.group("word")
+            else int(m.group("num") or m.group("num2"))
+        )
+        out.append((n, m.group(0), m.start(), m.end()))
+    return out
+
+
+_RESULT_WORDS = re.compile(
+    r"(?:,\s*|\s+)(?:giving|leaving|resulting\s+in|so\s+we\s+(?:get|have)|we\s+(?:get|now\s+have|are\s+left\s+with)|"
+    r"which\s+(?:gives|leaves)|and\s+(?:we\s+)?get|to\s+get|to\s+give|yielding|producing|"
+    r"(?:now\s+)?(?:looks|reads)\s+like)\s*:?\s*",
+    re.I,
+)
+_NAME_WORD = re.compile(r"`?\b([A-Za-z_]\w*)\b`?")
+
+
+def find_results(text: str, names: set[str]) -> list[Claim]:
+    """ "... all 1s are removed from nums, giving [2, 3]": a result stated without its subject
+    next to it. The subject is the one variable of f the clause speaks of that is not an
+    argument of the action ("append const", "remove x"); none or several: nothing is claimed."""
+    claims: list[Claim] = []
+    for m in _RESULT_WORDS.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        clause_start = max(text.rfind(". ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+        found: list[str] = []
+        for nm in _NAME_WORD.finditer(text, clause_start, m.start()):
+            name = nm.group(1)
+            if name not in names:
+                continue
+            before = text[max(clause_start, nm.start() - 40) : nm.start()]
+            if _ACTION_BEFORE.search(before) and not re.search(
+                r"\b(?:to|from|onto|into|of|in)\s+(?:the\s+)?(?:\w+\s+)?`?$", before, re.I
+            ):
+                continue
+            if name not in found:
+                found.append(name)
+        if len(found) != 1:
+            continue
+        claim = Claim(
+            BINDING, text[m.start() : got[0]].strip(" ,"), got[1], name=found[0], change=True
+        )
+        claim.start, claim.end, claim.inferred = m.start(), got[0], True
+        claims.append(claim)
+    return claims
+
+
+def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
+    """Every claim of one step's text (code already blanked), in the order written; where two
+    readings overlap, the more specific one (an expression over a binding of its receiver, a
+    condition over a binding inside it) is kept."""
+    conds = find_conditions(text, list(facts.cond_text.values()))
+    for c in conds:
+        if c.condition:
+            c.name = resolve_expression(c.condition, facts)
+    exprs = find_expressions(text, facts)
+    binds = find_bindings(text, facts.names)
+    rets = find_returns(text, facts)
+    loops = find_loop_claims(text, facts)
+    results = find_results(text, facts.names)
+    chosen: list[Claim] = []
+    for group in (loops, exprs, conds, rets, binds, results):
+        for c in group:
+            if c.start < 0:
+                continue
+            if any(_overlaps(c, k) for k in chosen):
+                continue
+            chosen.append(c)
+    for n, words, s, e in iterations(text):
+        if not any(_overlaps(Claim(ITERATION, words, str(n), start=s, end=e), k) for k in chosen):
+            chosen.append(Claim(ITERATION, words, str(n), ordinal=n, start=s, end=e))
+    chosen.sort(key=lambda c: c.start)
+    return chosen
+
+
+def _overlaps(a: Claim, b: Claim) -> bool:
+    return a.start < b.end and b.start < a.end
