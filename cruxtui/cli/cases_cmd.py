@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,14 +182,8 @@ def run_list(args: argparse.Namespace) -> int:
         for c in cases:
             print(json.dumps(_summary(c), sort_keys=True))
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"{len(cases)} case(s)", title_justify="left")
-    for col in ("case", "task", "mode", "model", "failed", "tags", "note"):
-        table.add_column(col, overflow="fold")
-    for c in cases:
-        table.add_row(
+    rows = [
+        (
             c.name,
             c.task,
             c.mode,
@@ -197,8 +192,44 @@ def run_list(args: argparse.Namespace) -> int:
             ", ".join(c.tags),
             c.note.splitlines()[0] if c.note else "",
         )
-    Console().print(table)
+        for c in cases
+    ]
+    print(f"{len(cases)} case(s)")
+    for line in _columns(("case", "task", "mode", "model", "failed", "tags", "note"), rows):
+        print(line)
     return 0
+
+
+def _columns(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Aligned plain columns, one line per row at any terminal width.
+
+    Every column but the last gets its full width (the case name is what `show` takes); the last
+    (the note) is cut with an ellipsis at the terminal's edge, or goes on its own indented line
+    when the terminal is too narrow, so a gallery never wraps a word per line as a boxed table
+    does at 80 columns.
+    """
+    width = shutil.get_terminal_size((100, 24)).columns
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+        for i, h in enumerate(headers[:-1])
+    ]
+    head_width = sum(widths) + 2 * len(widths)
+    # Too narrow for a useful last column beside the others: it goes on a line of its own.
+    below = width - head_width < 24
+    out = []
+    for n, cells in enumerate((headers, *rows)):
+        head = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False))
+        if below:
+            out.append(_cut(head.rstrip(), width))
+            if n and cells[-1]:
+                out.append(_cut("  " + cells[-1], width))
+        else:
+            out.append(_cut(head + "  " + cells[-1], width).rstrip())
+    return out
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
 def _summary(c: FailureCase) -> dict[str, Any]:

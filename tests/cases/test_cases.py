@@ -652,7 +652,7 @@ async def test_cases_screen_lists_filters_shows_edits_exports(
         # Filter by tag, then by task.
         screen.query_one("#cases-tag", Select).value = "prefix"
         await pilot.pause()
-        assert [c.sample_id for c in screen.shown] == ["sample_12", "sample_3"]
+        assert [c.sample_id for c in screen.shown] == ["sample_3", "sample_12"]  # natural order
         screen.query_one("#cases-task", Select).value = "input"
         await pilot.pause()
         assert [c.sample_id for c in screen.shown] == ["sample_3"] and table.row_count == 1

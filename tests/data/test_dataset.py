@@ -385,8 +385,9 @@ def test_download_wrong_file_raises_and_writes_nothing(
 
 
 def test_download_wrong_file_keeps_an_existing_cache(
-    server: LocalServer, official_bytes: bytes
+    server: LocalServer, official_bytes: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("CRUXTUI_OFFLINE")
     cached = cached_official_path()
     cached.parent.mkdir(parents=True)
     cached.write_bytes(official_bytes)
@@ -394,6 +395,29 @@ def test_download_wrong_file_keeps_an_existing_cache(
     assert cli_main(["download", "--url", server.url("/bad")]) == 2
     assert cached.read_bytes() == official_bytes
     assert _cache_files() == [cached.name]
+
+
+@pytest.mark.parametrize("how", ["flag-before", "flag-after", "env"])
+def test_download_while_offline_refuses_without_a_request(
+    server: LocalServer,
+    how: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server.routes["/cruxeval.jsonl"] = b"anything\n"
+    url = server.url("/cruxeval.jsonl")
+    argv = {
+        "flag-before": ["--offline", "download", "--url", url],
+        "flag-after": ["download", "--offline", "--url", url],
+        "env": ["download", "--url", url],
+    }[how]
+    if how != "env":
+        monkeypatch.delenv("CRUXTUI_OFFLINE")
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cruxtui: error: ") and "nothing is downloaded" in err
+    assert server.hits == []
+    assert _cache_files() == []
 
 
 def test_download_too_large_stops_reading_and_writes_nothing(
@@ -551,6 +575,13 @@ def test_offline_skips_the_download(
 # --------------------------------------------------------------------------- CLI
 
 
+@pytest.fixture
+def online(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Downloads are allowed: the suite is offline by default (conftest), which download refuses."""
+    monkeypatch.delenv("CRUXTUI_OFFLINE")
+
+
+@pytest.mark.usefixtures("online")
 def test_cli_download(
     server: LocalServer, official_bytes: bytes, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -561,6 +592,7 @@ def test_cli_download(
     assert cached_official_path().read_bytes() == official_bytes
 
 
+@pytest.mark.usefixtures("online")
 def test_cli_download_uses_the_url_variable(
     server: LocalServer, official_bytes: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -570,6 +602,7 @@ def test_cli_download_uses_the_url_variable(
     assert server.hits == ["/mirror/cruxeval.jsonl"]
 
 
+@pytest.mark.usefixtures("online")
 def test_cli_download_failure_is_one_line(
     closed_port_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

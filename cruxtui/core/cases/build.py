@@ -7,7 +7,6 @@ truth without anyone re-running anything.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from cruxtui.core.cases.case_file import (
     prompt_json,
 )
 from cruxtui.core.data.dataset import Dataset, Sample
+from cruxtui.core.util.natural import natural_key
 
 REASONING_MODES = ("cot", "scratchpad")
 
@@ -289,7 +289,7 @@ def cases_from_run(
     by_sample: dict[str, list[Any]] = {}
     for gen in store.generations(info.id):
         by_sample.setdefault(gen.sample_id, []).append(gen)
-    wanted = list(dict.fromkeys(samples)) if samples else sorted(by_sample, key=_natural)
+    wanted = list(dict.fromkeys(samples)) if samples else sorted(by_sample, key=natural_key)
     for sid in wanted:
         gens = by_sample.get(sid)
         if not gens:
@@ -333,12 +333,6 @@ def cases_from_run(
             )
         )
     return result
-
-
-def _natural(sample_id: str) -> tuple[str, int, str]:
-    head, _, tail = sample_id.partition("_")
-    num = tail.split("~", 1)[0]
-    return (head, int(num) if num.isdigit() else 0, json.dumps(sample_id))
 
 
 def latest_failure(

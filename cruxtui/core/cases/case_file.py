@@ -22,6 +22,7 @@ from typing import Any
 from cruxtui import __version__
 from cruxtui.core.data.textfile import UnreadableFile, read_text
 from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.core.util.natural import natural_key
 
 SCHEMA_VERSION = 1
 """Bump when a field changes meaning or becomes required; readers refuse newer files."""
@@ -496,8 +497,12 @@ def case_path(case: FailureCase, folder: Path) -> Path:
 
 
 def case_files(folder: str | os.PathLike[str]) -> list[Path]:
-    """Case files in a folder, by name (hidden files, e.g. an interrupted save's temp, skipped)."""
-    return sorted(p for p in Path(folder).glob("*.json") if not p.name.startswith("."))
+    """Case files in a folder in natural order of their names (`sample_2--` before `sample_12--`);
+    hidden files, e.g. an interrupted save's temp, are skipped."""
+    return sorted(
+        (p for p in Path(folder).glob("*.json") if not p.name.startswith(".")),
+        key=lambda p: natural_key(p.name),
+    )
 
 
 def load_gallery(folder: str | os.PathLike[str]) -> tuple[list[FailureCase], list[CaseError]]:

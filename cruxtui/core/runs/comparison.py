@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from cruxtui.core.runs.store import RunInfo, RunStore
 from cruxtui.core.scoring.passk import bootstrap
+from cruxtui.core.util.natural import natural_key
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
     """Compare two stored runs (ids or unique id prefixes)."""
     a, b = store.run(ref_a), store.run(ref_b)
     counts_a, counts_b = store.counts(a.id), store.counts(b.id)
-    shared = sorted(set(counts_a) & set(counts_b), key=_natural)
+    shared = sorted(set(counts_a) & set(counts_b), key=natural_key)
     rates = [(counts_a[s][1] / counts_a[s][0], counts_b[s][1] / counts_b[s][0]) for s in shared]
     interval_a, interval_b = (
         _interval([counts[s] for s in shared]) for counts in (counts_a, counts_b)
@@ -90,7 +91,7 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
         for s, (x, y) in zip(shared, rates, strict=True)
         if (x >= 0.5) != (y >= 0.5)
     ]
-    disagreements.sort(key=lambda d: (-abs(d.delta), _natural(d.sample_id)))
+    disagreements.sort(key=lambda d: (-abs(d.delta), natural_key(d.sample_id)))
     return Comparison(
         a=a,
         b=b,
@@ -102,9 +103,3 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
         interval_delta=_paired_delta_interval(rates),
         disagreements=disagreements,
     )
-
-
-def _natural(sample_id: str) -> tuple[str, int]:
-    """`sample_10` after `sample_9`."""
-    head, _, tail = sample_id.rpartition("_")
-    return (head, int(tail)) if tail.isdigit() else (sample_id, -1)
