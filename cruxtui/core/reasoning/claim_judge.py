@@ -44,7 +44,8 @@ UNVERIFIABLE = "unverifiable"
 
 _HYPOTHETICAL = re.compile(
     r"^\s*(?:if|otherwise|else|suppose|assuming|in\s+case|had|were)\b|\b(?:if\s+it\s+were|had\s+been|"
-    r"would\s+have|otherwise|in\s+case|suppose|hypothetically)\b",
+    r"would\s+have|otherwise|in\s+case|suppose|hypothetically|about\s+to\s+say|almost\s+said|"
+    r"one\s+might\s+(?:think|expect)|it\s+is\s+tempting|a\s+common\s+mistake|not\s+to\s+be\s+confused)\b",
     re.I,
 )
 
@@ -161,7 +162,17 @@ class Judge:
         )
         lo, hi = self._window(step, widen=repeated)
         if p is not None and self.anchors[step.index] is not None and not repeated:
-            return self._pinned_run(step, p, lo, hi)
+            run = self._pinned_run(step, p, lo, hi)
+            pins = [c for c in step.claims if c.kind == BINDING and self._holds_at(c, p)]
+            if claim is None or claim in pins or not pins or not run:
+                return run
+            # A claim written before the step's pinning claims may speak of the state on the way
+            # there ("len(lst) is 0, so ... lst is [1]"), one written after of what follows.
+            if claim.end <= min(c.start for c in pins):
+                return list(range(lo, run[-1] + 1))
+            if claim.start >= max(c.end for c in pins):
+                return list(range(run[0], hi + 1))
+            return run
         cand = list(range(lo, hi + 1))
         if step.at_call:
             cand = [k for k in cand if k <= self.pos.first_line] or cand

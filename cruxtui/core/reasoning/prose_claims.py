@@ -148,7 +148,8 @@ _RETURN_RE = re.compile(
     r"(?P<subj>\bthe\s+function\s+(?:f\s+)?|\bfunction\s+f\s+|`?\bf\([^\n]*?\)`?\s+|\bf\s+|\bit\s+|"
     r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|^)"
     r"(?:will\s+|would\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*returns?\s+(?:the\s+value\s+)?"
-    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer|result)|\b(?:the\s+)?return\s+value)(?:\s+of\s+(?:the\s+)?"
+    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer)|\bthe\s+final\s+result|\b(?:the\s+)?return\s+value"
+    r"|\bthe\s+result(?=\s+of\s+(?:the\s+)?(?:function|f\b|call|`?f\()))(?:\s+of\s+(?:the\s+)?"
     r"(?:function|f|call|`?f\([^\n]*?\)`?))?\s+(?:is|will\s+be|would\s+be|should\s+be|=)\s+"
     r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*",
     re.I | re.M,
@@ -185,7 +186,7 @@ _EMPTY_TYPED |= {"set": "set()", "tuple": "()"}
 _RESULT_VERB = re.compile(
     r"\s*`?\s*(?:,\s*)?(?:which\s+)?(?P<verb>returns|return|gives|give|yields|evaluates\s+to|"
     r"equals|is\s+equal\s+to|becomes|produces|results\s+in|outputs|removes|pops|would\s+be|"
-    r"will\s+be|comes\s+out\s+(?:as|to)|is|are|==|=|->|→|=>|:)(?![\w=])",
+    r"will\s+be|comes\s+out\s+(?:as|to)|is|are|=|->|→|=>|:)(?![\w=])",
     re.I,
 )
 _EXPR_START = re.compile(r"[A-Za-z_(\[{'\"`.]")
@@ -278,6 +279,8 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if subject is None:
             continue
         s_start, src = subject
+        if _OPERAND_BEFORE.search(text[max(0, s_start - 12) : s_start]):
+            continue  # "text[0] == text[-1] is True": a part of a larger expression
         resolved = resolve_expression(src, facts)
         if resolved is None:
             continue
@@ -293,12 +296,46 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if verb in ("removes", "pops") and not re.search(r"pop", src):
             continue
         kind = CONDITION if lit in ("True", "False") and _is_test(resolved) else EXPRESSION
+        mutated = _mutated_receiver(resolved, facts)
+        if mutated is not None:
+            # "`text.remove('p')` -> ['n']": the list after the call, not the call's None.
+            claim = Claim(
+                BINDING, text[s_start:end].strip(), lit, name=mutated, change=True, start=s_start
+            )
+            claim.end = end
+            claims.append(claim)
+            continue
         claim = Claim(kind, text[s_start:end].strip(), lit, name=resolved)
         if kind == CONDITION:
             claim.condition = resolved
         claim.start, claim.end = s_start, end
         claims.append(claim)
     return claims
+
+
+_OPERAND_BEFORE = re.compile(
+    r"(?:==|!=|<=|>=|[<>+\-*/%]|\b(?:in|is|and|or|not|if))\s*`?$|[\w\])'\"]\s+`?$"
+)
+MUTATORS = frozenset(
+    "append extend insert remove update reverse sort clear add discard".split()
+)
+
+
+def _mutated_receiver(src: str, facts: CodeFacts) -> str | None:
+    """`x.append(3)`, `d.update(e)`: the variable such a call changes (its result is None)."""
+    try:
+        node = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in MUTATORS
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in facts.names
+    ):
+        return node.func.value.id
+    return None
 
 
 def _is_test(src: str) -> bool:

@@ -22,10 +22,11 @@ _MARKER = re.compile(
     r"mis(?:read|counted|calculated|computed|spoke|took))|let\s+me\s+(?:re-?check|recount|redo|"
     r"recompute|re-?examine|reconsider|correct|re-?calculate|re-?evaluate|re-?do|fix)|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
-    r"I\s+was\s+wrong|not\s+quite|rather,?|correcting)\b",
+    r"I\s+was\s+wrong|not\s+quite|rather,?|correcting|nope|was\s+about\s+to\s+say)\b",
     re.I,
 )
 _OUTRIGHT = re.compile(
+    r"\bno,?\s+wait\b|\bwait,?\s+no\b|\bno\s*[—–-]|\bnope\b|\bwas\s+about\s+to\s+say\b|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
     r"I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|was\s+wrong|mis\w+)|scratch\s+that|oops|whoops",
     re.I,
@@ -58,9 +59,15 @@ def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) ->
             if again and all(value_key(k.value) != value_key(c.value) for k in again[:1]):
                 c.retracted = True
                 retracted_any = True
-        if not retracted_any and _OUTRIGHT.search(m.group(0)):
-            mine = [c for c in later if c.start < sentences[here][1]]
-            if not mine:
+        outright = _OUTRIGHT.search(text, max(0, m.start() - 12), m.end() + 12)
+        if not retracted_any and outright:
+            # "Wait, no — ...", "That's wrong.": what was said just before is taken back: the
+            # rest of this sentence before the marker, else the previous sentence.
+            same = [c for c in earlier if c.start >= sentences[here][0]]
+            if same:
+                for c in same:
+                    c.retracted = True
+            else:
                 prev = _sentence_index(sentences, earlier[-1].start)
                 for c in earlier:
                     if _sentence_index(sentences, c.start) == prev:
