@@ -23,6 +23,7 @@ Run: `python benchmarks/bench_align.py [--part tuning|held_out|both] [--show N]`
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -55,16 +56,29 @@ def load(part: str) -> list[dict]:
     return rows
 
 
+def _python(src: str) -> bool:
+    try:
+        ast.parse(src)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def code_in_chain(text: str, code: str) -> list[tuple[int, int]]:
-    """Code inside a chain, found without the parser: fenced blocks, indented lines, lines of f."""
-    spans = [(m.start(), m.end()) for m in re.finditer(r"```.*?(?:```|\Z)", text, re.S)]
+    """Python code inside a chain, found without the parser: fenced blocks that are Python,
+    indented lines that are Python statements, lines of f quoted."""
+    spans = []
+    for m in re.finditer(r"```[^\n]*\n(.*?)(?:```|\Z)", text, re.S):
+        if _python(m.group(1)):
+            spans.append((m.start(), m.end()))
     source = {ln.strip() for ln in code.splitlines() if len(ln.strip()) >= 6}
     pos = 0
     for raw in text.splitlines(keepends=True):
         line = raw.rstrip("\n")
-        if (line.startswith(("    ", "\t")) and not re.match(r"\s*(?:[-*+]|\d+[.)])\s", line)) or (
-            line.strip() in source
-        ):
+        indented = line.startswith(("    ", "\t")) and _python(line.strip())
+        if indented and "=" in line and re.fullmatch(r"\s*\w+\s*=\s*[-\w'\"\[\](){}, .:]*", line):
+            indented = False  # "    x = 5": a narrated value, indented
+        if indented or line.strip() in source:
             spans.append((pos, pos + len(line)))
         pos += len(raw)
     return spans

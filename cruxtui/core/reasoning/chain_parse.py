@@ -26,6 +26,7 @@ from cruxtui.core.reasoning.final_answer import answer_block, blank_think_tags, 
 from cruxtui.core.reasoning.prose_claims import iterations, read_claims
 from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scratchpad
 from cruxtui.core.reasoning.self_correction import retract
+from cruxtui.core.reasoning.table_claims import table_rows
 from cruxtui.core.reasoning.sentence_split import split_at_iterations, split_steps
 
 __all__ = ["parse_call_args", "parse_chain", "parse_prose", "parse_scratchpad"]
@@ -37,11 +38,14 @@ _AFTER_LOOP_RE = re.compile(
     r"terminates|finishes|is\s+done|stops|exits|completes)|at\s+the\s+end\s+of\s+the\s+loop|"
     r"(?:we\s+)?exit\s+the\s+loop|out\s+of\s+the\s+loop|loop\s+(?:has\s+)?(?:finished|completed|"
     r"terminated|ended)|after\s+(?:all|every)\s+(?:the\s+)?(?:iterations|elements|characters|items)|"
-    r"after\s+processing\s+(?:all|every|each))",
+    r"after\s+processing\s+(?:all|every|each)|(?:by|at|to)\s+the\s+end\s+of\s+the\s+(?:\w+\s+)?loop|"
+    r"after\s+the\s+(?:first|second|third|last|final|outer|inner|while|for)\s+loop|"
+    r"(?:that|this)\s+(?:finishes|ends|completes)\s+the\s+loop|(?:is|was)\s+the\s+last\s+iteration)",
     re.I,
 )
 _AT_END_RE = re.compile(
-    r"\b(?:finally|in\s+the\s+end|at\s+the\s+end|eventually|ultimately|by\s+the\s+end|"
+    r"\b(?:finally|in\s+the\s+end|at\s+the\s+end(?!\s+of\s+the)|eventually|ultimately|"
+    r"by\s+the\s+end(?!\s+of\s+the)|"
     r"the\s+final\s+(?:value|state|list|string|dict(?:ionary)?|result))\b",
     re.I,
 )
@@ -56,6 +60,24 @@ _BULK_RESULT_RE = re.compile(
     r"resulting\s+in|we\s+get|we\s+end\s+up\s+with|ends\s+up|left\s+with|so\s+\w+\s+becomes|"
     r"which\s+gives|to\s+get|produces|yields)\b",
     re.I,
+)
+_ORDINAL_WORDS = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+]
+_BARE_ORDINAL = re.compile(r"\b(?:" + "|".join(_ORDINAL_WORDS) + r")\b", re.I)
+_LOOP_ORDINAL_RE = re.compile(
+    r"\b(?:after|once|when)\s+the\s+(first|second|third)\s+(?:\w+\s+)?loop\b", re.I
 )
 _LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
 
@@ -74,6 +96,7 @@ def parse_prose(text: str, code: str) -> Chain:
     body_end = block.start() if block else len(work)
     spans = sorted(spans + inline_code(work, facts.source_lines))
     masked = blank(work, spans)
+    rows = table_rows(masked[:body_end], facts)
     steps: list[ReasoningStep] = []
     for s, e in split_at_iterations(masked, split_steps(masked[:body_end])):
         chunk = masked[s:e]
@@ -83,6 +106,10 @@ def parse_prose(text: str, code: str) -> Chain:
         named = iterations(chunk)
         # A sentence naming two iterations gives no single place to read its claims in.
         step.iteration = named[0][0] if len({n for n, *_ in named}) == 1 else None
+        if step.iteration is not None and len(_BARE_ORDINAL.findall(chunk)) > 1:
+            step.iteration = None  # "the third iteration adds 17 and the fourth adds 89"
+        if m := _LOOP_ORDINAL_RE.search(chunk):
+            step.loop_ordinal = _ORDINAL_WORDS.index(m.group(1).lower()) + 1
         step.after_loop = bool(_AFTER_LOOP_RE.search(chunk))
         step.at_end = bool(_AT_END_RE.search(chunk)) and not step.after_loop
         step.at_call = bool(_AT_CALL_RE.search(chunk))
@@ -93,7 +120,14 @@ def parse_prose(text: str, code: str) -> Chain:
             for c in re.findall(r"`([^`\n]{4,})`", text[s:e])
             if not c.strip().isidentifier() and "=" in c or c.strip().startswith("return")
         ]
-        claims = read_claims(chunk, facts)
+        row = rows.get(masked.rfind("\n", 0, s) + 1)
+        if row is not None:
+            claims = [c for c in row if s <= c.start < e]
+            for c in claims:
+                c.start -= s
+                c.end -= s
+        else:
+            claims = read_claims(chunk, facts)
         for c in claims:
             c.start += s
             c.end += s

@@ -296,6 +296,8 @@ class Judge:
         of work is over, not one it had on the way."""
         lo, hi = self._window(step)
         exits = [k for k in range(lo, hi + 1) if self.pos.loop_exit[k]]
+        if step.loop_ordinal is not None:
+            exits = self._exits_of_loop(step.loop_ordinal) or exits
         if not exits:
             exits = [k for k in range(0, hi + 1) if self.pos.loop_exit[k]][-1:]
         ends = (exits[:1] or [hi]) if step.after_loop else sorted({*exits, hi})
@@ -326,6 +328,21 @@ class Judge:
             true,
             f"{name} is {true} at the end of that stretch",
         )
+
+    def _exits_of_loop(self, ordinal: int) -> list[int]:
+        """Positions where f's `ordinal`-th loop (in source order) has just been left."""
+        loops = sorted(self.shape.loops)
+        if ordinal > len(loops):
+            return []
+        h, _b, end = loops[ordinal - 1]
+        return [
+            k
+            for k in range(self.n)
+            if self.pos.loop_exit[k]
+            and self.pos.ran[k] is not None
+            and h <= (self.pos.ran[k] or 0) <= end
+            and self.pos.top[k]
+        ]
 
     def _change_in_step(self, step: ReasoningStep, claim: Claim, want: object) -> Judgement | None:
         """ "x becomes V" in a step pinned by other claims ("as x = 3 is handled, out becomes [2]"):

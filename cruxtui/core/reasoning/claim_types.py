@@ -107,8 +107,8 @@ class ReasoningStep:
     """The step states the arguments as bound at the call (scratchpad `call f(...)`, "initially")."""
     code_refs: list[str] = field(default_factory=list)
     """Backticked source code the step quotes ("running `x += 1`"): where in the code it is."""
-    loop_binding: tuple[str, str] | None = None
-    """The loop variable's value the step names as its iteration ("when i = 2", "for ch = 'a'")."""
+    loop_ordinal: int | None = None
+    """Which of f's loops (in the order written) "after the second loop" speaks of."""
 
 
 @dataclass

@@ -23,7 +23,7 @@ _HEADER = re.compile(r"^\s*(?:def|class|for|while|if|elif|else|try|except|finall
 
 def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
     """(start, end) spans of `text` that are code, in order, not overlapping."""
-    spans = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+    spans = [(m.start(), m.end()) for m in _FENCE.finditer(text) if _is_code_block(m.group(0))]
     source_lines = {ln.strip() for ln in code.splitlines() if len(ln.strip()) >= 4}
     lines = _lines(text)
     i = 0
@@ -55,6 +55,20 @@ def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
             spans.append((start, end))
         i += 1
     return _merged(spans)
+
+
+def _is_code_block(block: str) -> bool:
+    """A fenced block is code when it is Python (as a whole, or most of its lines): a trace
+    table or a list of `value -> value` lines in a fence is read like prose, line by line."""
+    lines = block.splitlines()[1:]
+    if lines and re.match(r"\s*(```|~~~)", lines[-1]):
+        lines = lines[:-1]
+    body = "\n".join(lines)
+    if not body.strip() or _parses(body):
+        return True
+    stripped = [ln.strip() for ln in lines if ln.strip()]
+    python = sum(1 for ln in stripped if _parses(ln) or _HEADER.match(ln))
+    return python * 2 > len(stripped)
 
 
 def _is_code_line(stripped: str, indent: int, source_lines: set[str]) -> bool:

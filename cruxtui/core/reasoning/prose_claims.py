@@ -41,7 +41,7 @@ _BIND_VERB = (
     r"updated|changed|set|reset|grown|doubled|shortened|trimmed|converted|modified)\s+to"
     r"|(?:goes|go|went)\s+(?:up|down)\s+to|(?:increases|decreases|grows|shrinks|rises|drops)\s+to"
     r"|now\s+(?:reads|looks\s+like)|(?:is\s+(?:now\s+)?)?equal\s+to"
-    r"|becomes|will\s+be|would\s+be|remains|stays|gets(?:\s+set\s+to)?|equals|holds|contains"
+    r"|becomes|will\s+be|would\s+be|remains|stays|gets\s+set\s+to|equals|holds|contains"
     r"|has\s+(?:the\s+)?value|(?:now\s+)?(?:becomes|equals|holds)|turns\s+into|changes\s+to"
     r"|(?:is|gets|was)\s+(?:re)?assigned(?:\s+to)?|ends\s+up\s+(?:as|being)|:=|=(?!=)|->|→|:"
     r"|(?:now\s+)?is\s+(?:now\s+|then\s+|still\s+|set\s+to\s+|updated\s+to\s+|changed\s+to\s+|"
@@ -119,7 +119,7 @@ _COND_TRUTH_RE = re.compile(
     + _TRUTH
     + r"\b`?|\s*(?:->|→|=>)\s*`?"
     + _TRUTH2
-    + r"\b",
+    + r"\b|\s+(?P<truth3>holds|fails|does\s+not\s+hold|doesn't\s+hold)\b",
     re.I,
 )
 _COND_HOLDS_RE = re.compile(
@@ -236,7 +236,9 @@ def find_bindings(text: str, names: set[str]) -> list[Claim]:
                 continue
             if not symbolic and _PREP_BEFORE.search(before):
                 continue
-            if _ACTION_BEFORE.search(before) or _OPERATOR_BEFORE.search(before):
+            if _ACTION_BEFORE.search(before) or (
+                _OPERATOR_BEFORE.search(before) and not _line_head(text, start)
+            ):
                 continue  # "append const -> [..]", "m = n + arr = [..]": not the subject
             if symbolic and re.search(r"\b(?:in|of|at|on|to)\s+$", before, re.I):
                 continue  # "sorts the list in place: [..]"
@@ -279,7 +281,9 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if subject is None:
             continue
         s_start, src = subject
-        if _OPERAND_BEFORE.search(text[max(0, s_start - 12) : s_start]):
+        if not _line_head(text, s_start) and _OPERAND_BEFORE.search(
+            text[max(0, s_start - 12) : s_start]
+        ):
             continue  # "text[0] == text[-1] is True": a part of a larger expression
         resolved = resolve_expression(src, facts)
         if resolved is None:
@@ -296,8 +300,13 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if verb in ("removes", "pops") and not re.search(r"pop", src):
             continue
         kind = CONDITION if lit in ("True", "False") and _is_test(resolved) else EXPRESSION
+        if re.search(r"\bdel\s+`?$", text[max(0, s_start - 6) : s_start]):
+            continue  # "del result[1] -> {}": the dict after the deletion, not result[1]
         mutated = _mutated_receiver(resolved, facts)
-        if mutated is not None:
+        if mutated == "" or (mutated is not None and lit == "None"):
+            if mutated == "":
+                continue  # `lists[1].clear() -> ...`: which value is meant is unclear
+        elif mutated is not None:
             # "`text.remove('p')` -> ['n']": the list after the call, not the call's None.
             claim = Claim(
                 BINDING, text[s_start:end].strip(), lit, name=mutated, change=True, start=s_start
@@ -313,28 +322,23 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
-_OPERAND_BEFORE = re.compile(
-    r"(?:==|!=|<=|>=|[<>+\-*/%]|\b(?:in|is|and|or|not|if))\s*`?$|[\w\])'\"]\s+`?$"
-)
-MUTATORS = frozenset(
-    "append extend insert remove update reverse sort clear add discard".split()
-)
+_OPERAND_BEFORE = re.compile(r"(?:==|!=|<=|>=|[<>+\-*/%]|\b(?:in|is|and|or|not|if))\s*`?$")
+MUTATORS = frozenset("append extend insert remove update reverse sort clear add discard".split())
 
 
 def _mutated_receiver(src: str, facts: CodeFacts) -> str | None:
-    """`x.append(3)`, `d.update(e)`: the variable such a call changes (its result is None)."""
+    """`x.append(3)`, `d.update(e)`: the variable such a call changes (its result is None); ""
+    for a mutating call on something else; None when `src` does not mutate."""
     try:
         node = ast.parse(src, mode="eval").body
     except SyntaxError:
         return None
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in MUTATORS
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id in facts.names
-    ):
-        return node.func.value.id
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr not in MUTATORS:
+            return None
+        if isinstance(node.func.value, ast.Name) and node.func.value.id in facts.names:
+            return node.func.value.id
+        return ""  # a mutation of something that is not a variable (`lists[1].clear()`)
     return None
 
 
@@ -540,7 +544,10 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
         )
         if not _looks_like_condition(cond, known):
             continue
-        truth = _truth(m.group("truth") or m.group("truth2"))
+        held = m.group("truth3")
+        truth = (
+            str(held.lower() == "holds") if held else _truth(m.group("truth") or m.group("truth2"))
+        )
         claims.append(
             Claim(
                 CONDITION,
@@ -629,7 +636,7 @@ def _leading_condition(prefix: str, known: Iterable[str]) -> str | None:
 
 
 _ANSWER_FORMS = re.compile(
-    r"(?:\*\*|__)?\b(?:final\s+)?(?:answer|output|result)(?:\s+is)?\s*(?:\*\*|__)?\s*[:=]\s*(?:\*\*|__)?"
+    r"(?:\*\*|__)?\b(?:(?:final\s+)?(?:answer|output)|final\s+result)(?:\s+is)?\s*(?:\*\*|__)?\s*[:=]\s*(?:\*\*|__)?"
     r"|\\boxed\{|<answer>\s*",
     re.I,
 )
@@ -677,7 +684,7 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
     for m in _ANSWER_FORMS.finditer(text):
         if any(c.start <= m.start() < c.end for c in claims):
             continue
-        got = scan_literal(text.replace("`", " "), m.end())
+        got = claimed_value(text.replace("`", " "), m.end())
         if got is None:
             continue
         word = re.search(r"answer|output|result", m.group(0), re.I)
@@ -722,7 +729,8 @@ def _last_literal(text: str, end: int) -> tuple[int, int, str] | None:
 _LOOP_VALUES_RE = re.compile(
     r"(?P<q>`?)(?P<name>\b[A-Za-z_]\w*)(?P=q)\s+(?:takes|will\s+take|goes\s+through|runs\s+through|"
     r"iterates\s+(?:over|through)|ranges\s+over|steps\s+through)\s+(?:on\s+)?(?:the\s+)?(?:values?|"
-    r"numbers|elements|items|characters)?\s*(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|\s+in\s+turn|\s+\(|,\s+so\b)",
+    r"numbers|elements|items|characters)?\s*(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|\s+in\s+turn|\s+\(|,\s+so\b|"
+    r"\s+in\s+order|,\s+and\b|\s+respectively|,\s+which\b|\s+one\s+after|,\s+then\b)",
     re.I,
 )
 _RANGE_RE = re.compile(
@@ -730,6 +738,16 @@ _RANGE_RE = re.compile(
     r"(?:from|over)\s+(?P<a>-?\d+)\s+(?:to|through|up\s+to|\.\.)\s+(?P<b>-?\d+)"
     r"(?P<incl>\s*(?:inclusive|\(inclusive\)))?",
     re.I,
+)
+_V = r"(?:-?\d+|'[^'\n]{0,20}'|\"[^\"\n]{0,20}\")"
+_NAME_VALUES_RE = re.compile(
+    r"\b(?:for|with|gives|giving|yields|so|i\.e\.|namely|over|takes)\s+(?P<name>[A-Za-z_]\w*)\s*(?:=|goes|takes)\s*"
+    r"(?P<vals>"
+    + _V
+    + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+then\s+)(?:[A-Za-z_]\w*\s*=\s*)?"
+    + _V
+    + r")+)"
+    r"|\b(?P<name2>[A-Za-z_]\w*)\s+goes\s+(?P<vals2>" + _V + r"(?:\s*,\s*(?:and\s+)?" + _V + r")+)",
 )
 _RANGE_GIVES = re.compile(
     r"`?(?P<expr>range\([^()\n]*\))`?\s+(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
@@ -786,6 +804,27 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         if vals is None:
             continue
         claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _NAME_VALUES_RE.finditer(text):
+        name = m.group("name") or m.group("name2")
+        if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
+            continue
+        vals = re.split(
+            r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+then\s+)(?:" + re.escape(name) + r"\s*=\s*)?",
+            m.group("vals") or m.group("vals2"),
+        )
+        items = [v.strip() for v in vals if v.strip()]
+        if len(items) < 2 or not all(is_literal(v) for v in items):
+            continue
+        claims.append(
+            Claim(
+                LOOP_VALUES,
+                m.group(0),
+                "[" + ", ".join(items) + "]",
+                name=name,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
     for m in _RANGE_RE.finditer(text):
         name = m.group("name")
         if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
