@@ -158,14 +158,17 @@ def claimed_value(text: str, i: int) -> tuple[int, str] | None:
     # An expression first: look for "= <literal>" (or "which is <literal>") later in the clause.
     clause_end = _clause_end(text, i)
     j = i
+    seg = i
     while True:
         m = _RESULT_OF.search(text, j, clause_end)
         if m is None:
             return None
-        if not _is_expression(text[i : m.start()]):
-            return (
-                None  # words, not an expression: "is called with `x` = 1", "2 works: ... == 'cdab'"
-            )
+        part = text[seg : m.start()]
+        if not _is_expression(part) or is_literal(part.strip().strip("`")):
+            # Words, not an expression ("is called with `x` = 1"), or a bare value followed by
+            # another ("None -> True"): nothing is asserted with confidence.
+            return None
+        seg = m.end()
         got = scan_literal(text, m.end())
         if (
             got is not None

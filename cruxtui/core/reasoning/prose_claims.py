@@ -544,6 +544,10 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
         )
         if not _looks_like_condition(cond, known):
             continue
+        if re.search(
+            r"\b(?:if|elif|while)\s+`?$", text[max(0, cond_start - 8) : cond_start]
+        ) and any(cond.replace(" ", "") == k.replace(" ", "") for k in known):
+            continue  # "if c.isascii() is False": the code's own test, quoted
         held = m.group("truth3")
         truth = (
             str(held.lower() == "holds") if held else _truth(m.group("truth") or m.group("truth2"))
@@ -755,7 +759,7 @@ _RANGE_GIVES = re.compile(
     re.I,
 )
 _TIMES_RE = re.compile(
-    r"\b(?:the\s+)?(?:loop|body|while\s+loop|for\s+loop|loop\s+body)\s+(?:therefore\s+|thus\s+|only\s+)?"
+    r"\b(?:the\s+)?(?:loop|body|while\s+loop|for\s+loop|loop\s+body|it)\s+(?:therefore\s+|thus\s+|only\s+)?"
     r"(?:runs|executes|iterates|goes\s+round|repeats|is\s+executed|is\s+run|will\s+run|"
     r"will\s+execute|runs\s+for)\s+(?:exactly\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|"
     r"seven|eight|nine|ten)(?:\s+times?|\s+iterations?)?\b"
@@ -881,6 +885,81 @@ _RESULT_WORDS = re.compile(
 _NAME_WORD = re.compile(r"`?\b([A-Za-z_]\w*)\b`?")
 
 
+_MEMBER_RE = re.compile(
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?P<neg>is\s+not|isn't|is)\s+(?:also\s+|indeed\s+)?"
+    r"(?:in|one\s+of(?:\s+the\s+\w+\s+of)?)\s+`?(?P<box>[A-Za-z_]\w*|'[^'\n]*'|\"[^\"\n]*\")`?"
+    r"|`?(?P<box2>[A-Za-z_]\w*|'[^'\n]*'|\"[^\"\n]*\")`?\s+(?P<neg2>does\s+not\s+contain|doesn't\s+contain|"
+    r"contains|has)\s+(?P<item2>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)(?:\s+in\s+it)?",
+    re.I,
+)
+
+
+def find_membership(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "'.' is in chars", "'x.' is not one of its words" (no: unresolved), "'qwbnjrxs' has 'jr'
+    in it": a membership test stated in words, as the condition `item in box`."""
+    claims: list[Claim] = []
+    for m in _MEMBER_RE.finditer(text):
+        item = m.group("item") or m.group("item2")
+        box = m.group("box") or m.group("box2")
+        neg = m.group("neg") or m.group("neg2") or ""
+        if not is_literal(box) and box not in facts.names:
+            continue
+        if m.group("neg2") and m.group("neg2").lower() == "has" and not m.group(0).endswith("it"):
+            continue  # "text has 5" is a count, not membership
+        expr = resolve_expression(f"{item} in {box}", facts)
+        if expr is None:
+            continue
+        truth = str(not re.search(r"not|n't", neg, re.I))
+        claims.append(
+            Claim(
+                CONDITION,
+                m.group(0),
+                truth,
+                name=expr,
+                condition=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
+_ANAPHORA_RE = re.compile(
+    r"\b(?:so\s+|and\s+)?(?:this|that|it|which)(?:'s|\s+is(?:\s+still|\s+now|\s+just)?|\s+gives|"
+    r"\s+evaluates\s+to|\s+returns|\s+yields|\s+becomes|\s+comes\s+out\s+as)\s+",
+    re.I,
+)
+
+
+def find_anaphora(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "`a and b` ..., so this is 'CJU'", "`r['c'] is r['d']`: ..., so this is True": a value
+    for the expression the clause began with (the last one backticked before it in the line)."""
+    claims: list[Claim] = []
+    for m in _ANAPHORA_RE.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        ticks = list(re.finditer(r"`([^`\n]+)`", text[line_start : m.start()]))
+        subject = None
+        for t in reversed(ticks):
+            src = t.group(1).strip()
+            if is_literal(src):
+                continue
+            if _is_subject_expression(src):
+                subject = resolve_expression(src, facts)
+            break
+        if subject is None:
+            continue
+        end, lit = got
+        kind = CONDITION if lit in ("True", "False") else EXPRESSION
+        claim = Claim(kind, text[m.start() : end], lit, name=subject, start=m.start(), end=end)
+        if kind == CONDITION:
+            claim.condition = subject
+        claims.append(claim)
+    return claims
+
+
 def find_results(text: str, names: set[str]) -> list[Claim]:
     """ "... all 1s are removed from nums, giving [2, 3]": a result stated without its subject
     next to it. The subject is the one variable of f the clause speaks of that is not an
@@ -926,8 +1005,10 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     rets = find_returns(text, facts)
     loops = find_loop_claims(text, facts)
     results = find_results(text, facts.names)
+    members = find_membership(text, facts)
+    anaphora = find_anaphora(text, facts)
     chosen: list[Claim] = []
-    for group in (loops, exprs, conds, rets, binds, results):
+    for group in (loops, exprs, members, conds, rets, binds, anaphora, results):
         for c in group:
             if c.start < 0:
                 continue
