@@ -242,7 +242,16 @@ class Judge:
         return self.values.at(claim, k)
 
     def _valued(self, step: ReasoningStep, claim: Claim) -> Judgement:
-        """A binding or an expression: its subject's value where the step speaks of."""
+        """A binding or an expression: its subject's value where the step speaks of. A claim
+        whose subject was inferred from the sentence can agree, never contradict."""
+        j = self._valued_verdict(step, claim)
+        if claim.inferred and j.verdict == CONTRADICTED:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, j.trace_step, j.true_value, "subject not named"
+            )
+        return j
+
+    def _valued_verdict(self, step: ReasoningStep, claim: Claim) -> Judgement:
         name = claim.name or ""
         want = value_key(claim.value)
         if want is OPAQUE and claim.value != EMPTY:

@@ -954,6 +954,7 @@ def find_anaphora(text: str, facts: CodeFacts) -> list[Claim]:
         end, lit = got
         kind = CONDITION if lit in ("True", "False") else EXPRESSION
         claim = Claim(kind, text[m.start() : end], lit, name=subject, start=m.start(), end=end)
+        claim.inferred = True  # "this" is read as the line's expression: agree, never contradict
         if kind == CONDITION:
             claim.condition = subject
         claims.append(claim)
