@@ -80,6 +80,7 @@ class Alignment:
         return {
             "format": self.chain.format,
             "problems": self.chain.problems,
+            "code_spans": [list(span) for span in self.chain.code_spans],
             "counts": self.counts(),
             "first_divergence": None
             if div is None

@@ -17,13 +17,15 @@ from cruxtui.core.reasoning.claim_types import (
     BINDING,
     EXPRESSION,
     ITERATION,
+    RETURN,
     Chain,
+    Claim,
     ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import code_facts
 from cruxtui.core.reasoning.code_spans import blank, code_spans, inline_code
 from cruxtui.core.reasoning.final_answer import answer_block, blank_think_tags, block_claim
-from cruxtui.core.reasoning.prose_claims import iterations, read_claims
+from cruxtui.core.reasoning.prose_claims import iterations, last_literal, read_claims
 from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scratchpad
 from cruxtui.core.reasoning.self_correction import retract
 from cruxtui.core.reasoning.table_claims import table_rows
@@ -79,6 +81,25 @@ _BARE_ORDINAL = re.compile(r"\b(?:" + "|".join(_ORDINAL_WORDS) + r")\b", re.I)
 _LOOP_ORDINAL_RE = re.compile(
     r"\b(?:after|once|when)\s+the\s+(first|second|third)\s+(?:\w+\s+)?loop\b", re.I
 )
+_AFTER_CALL_RE = re.compile(
+    r"\b(?:after|once)\s+(?:the\s+|we\s+|it\s+)?(?:call\s+(?:to|of)\s+)?`?\.?([a-z_]+)(?:\(\))?`?\b",
+    re.I,
+)
+_GERUNDS = {
+    "appending": "append",
+    "sorting": "sort",
+    "popping": "pop",
+    "inserting": "insert",
+    "removing": "remove",
+    "reversing": "reverse",
+    "extending": "extend",
+    "updating": "update",
+    "clearing": "clear",
+    "splitting": "split",
+    "replacing": "replace",
+    "joining": "join",
+    "stripping": "strip",
+}
 _LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
 
 
@@ -115,6 +136,13 @@ def parse_prose(text: str, code: str) -> Chain:
         step.at_call = bool(_AT_CALL_RE.search(chunk))
         if m := _LINE_REF_RE.search(chunk):
             step.line = int(m.group(1))
+        elif m := _AFTER_CALL_RE.search(chunk):
+            # "after the append, ...": the state once the line calling that method has run.
+            method = m.group(1).lower()
+            method = _GERUNDS.get(method, method)
+            lines = facts.method_lines.get(method, set())
+            if len(lines) == 1:
+                step.line = next(iter(lines))
         step.code_refs = [
             c
             for c in re.findall(r"`([^`\n]{4,})`", text[s:e])
@@ -138,6 +166,7 @@ def parse_prose(text: str, code: str) -> Chain:
                 c.phase_end = True
         step.claims = [c for c in claims if c.kind != ITERATION or c.ordinal]
         steps.append(step)
+    _returned_across(masked, steps)
     if block is not None:
         claim = block_claim(block)
         step = ReasoningStep(len(steps), block.group(0).strip(), block.start(), block.end())
@@ -147,3 +176,28 @@ def parse_prose(text: str, code: str) -> Chain:
     sentences = [(st.start, st.end) for st in steps]
     retract(masked, [c for st in steps for c in st.claims], sentences)
     return Chain(text, "prose", steps, code_spans=spans)
+
+
+_RETURNED_ALONE = re.compile(
+    r"\s*(?:and\s+)?(?:that|this|it)\s+(?:\w+\s+){0,2}?(?:is|gets)\s+(?:what\s+(?:is|gets)\s+)?returned\b"
+    r"|\s*(?:that|this)\s+is\s+(?:the\s+)?(?:return\s+value|output|answer|result)\b",
+    re.I,
+)
+
+
+def _returned_across(masked: str, steps: list[ReasoningStep]) -> None:
+    """ "..., giving 4. That number is returned.": the value of the sentence before is f's."""
+    for i, step in enumerate(steps):
+        if i == 0 or any(c.kind == RETURN for c in step.claims):
+            continue
+        m = _RETURNED_ALONE.match(masked, step.start, step.end)
+        if not m:
+            continue
+        prev = steps[i - 1]
+        found = last_literal(masked[prev.start : prev.end])
+        if found is None:
+            continue
+        s, _e, value = found
+        claim = Claim(RETURN, masked[prev.start + s : m.end()], value)
+        claim.start, claim.end = prev.start + s, m.end()
+        step.claims.append(claim)

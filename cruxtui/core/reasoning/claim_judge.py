@@ -73,7 +73,7 @@ class Judgement:
             "trace_step": self.trace_step,
             "true_value": self.true_value,
             "note": self.note,
-            "source": self.claim.source,
+            "provenance": self.claim.source,
             "span": [self.claim.start, self.claim.end],
             "retracted": self.claim.retracted,
         }

@@ -22,7 +22,7 @@ class CodeFacts:
     for_targets: dict[int, set[str]] = field(default_factory=dict)
     """`for` header line -> the names its target binds."""
     single_loop: bool = False
-    """Exactly one loop in f, comprehensions included."""
+    """Exactly one `for`/`while` loop in f (comprehensions not counted)."""
     loop_vars: set[str] = field(default_factory=set)
     """Names bound by for loops and comprehensions."""
     inline_exit: set[int] = field(default_factory=set)
@@ -33,6 +33,8 @@ class CodeFacts:
     """Method name -> the receivers it is called on (`text.rfind(...)` -> {"text"})."""
     call_sources: dict[str, set[str]] = field(default_factory=dict)
     """Method name -> the whole calls as written (`text.rfind('i')`)."""
+    method_lines: dict[str, set[int]] = field(default_factory=dict)
+    """Method name -> the lines that call it (where "after the append" is)."""
     return_fstring: bool = False
     """f returns an f-string (so "the f-string gives X" speaks of f's result)."""
     source_lines: set[str] = field(default_factory=set)
@@ -47,7 +49,6 @@ def code_facts(code: str) -> CodeFacts:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return facts
-    n_loops = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.arg):
             facts.names.add(node.arg)
@@ -68,8 +69,6 @@ def code_facts(code: str) -> CodeFacts:
             facts.for_targets[node.lineno] = {
                 n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)
             }
-        if isinstance(node, ast.For | ast.While | ast.comprehension):
-            n_loops += 1
         if isinstance(node, ast.For | ast.comprehension):
             facts.loop_vars.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -79,7 +78,10 @@ def code_facts(code: str) -> CodeFacts:
                 facts.calls.setdefault(node.func.attr, set()).add(receiver)
             if whole and "\n" not in whole:
                 facts.call_sources.setdefault(node.func.attr, set()).add(whole)
+            facts.method_lines.setdefault(node.func.attr, set()).add(node.lineno)
         if isinstance(node, ast.Return) and isinstance(node.value, ast.JoinedStr):
             facts.return_fstring = True
-    facts.single_loop = n_loops == 1 and len(facts.loops) == 1
+    # Comprehensions run in frames of their own: they do not blur which iteration of f's one
+    # `for`/`while` loop a state belongs to.
+    facts.single_loop = len(facts.loops) == 1
     return facts

@@ -157,7 +157,9 @@ def merge(chain: Chain, claims: list[Claim]) -> int:
         if step is None:
             continue
         if any(
-            c.start < claim.end and claim.start < c.end and (c.name, c.kind) == (claim.name, claim.kind)
+            c.start < claim.end
+            and claim.start < c.end
+            and (c.name, c.kind) == (claim.name, claim.kind)
             for c in step.claims
         ):
             continue

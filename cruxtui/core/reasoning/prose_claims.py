@@ -698,7 +698,7 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
             Claim(RETURN, text[m.start() : got[0]].strip(), got[1], start=m.start(), end=got[0])
         )
     for m in _RETURNED.finditer(text):
-        lit = _last_literal(text, m.start())
+        lit = last_literal(text, m.start())
         if lit is not None:
             s, e, value = lit
             claims.append(Claim(RETURN, text[s : m.end()].strip(), value, start=s, end=m.end()))
@@ -712,9 +712,10 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
-def _last_literal(text: str, end: int) -> tuple[int, int, str] | None:
+def last_literal(text: str, end: int | None = None) -> tuple[int, int, str] | None:
     """The last literal written before `end` in its sentence ("..., giving [1, 2]. That list is
     returned"): looks back over the current and the previous sentence."""
+    end = len(text) if end is None else end
     lo = max(0, end - 400)
     best = None
     i = lo
