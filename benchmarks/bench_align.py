@@ -171,7 +171,9 @@ def show(records: list[dict], n: int) -> None:
             err = row.get("first_error") or {}
             print(f"-- {row['id']} [{row['style']}] {row['sample']} {row['call']}")
             if err:
-                print(f"   label ({err['kind']}): {err['quote']!r} claimed {err['claimed']} truth {err['truth']}")
+                print(
+                    f"   label ({err['kind']}): {err['quote']!r} claimed {err['claimed']} truth {err['truth']}"
+                )
             if div is not None:
                 print(
                     f"   flagged ({div.claim.kind}): {div.claim.text!r} claimed {div.claim.value} "
@@ -191,7 +193,9 @@ def scratchpads(samples: dict[str, dict], box: Sandbox) -> None:
         if pad is None:
             continue
         faithful += 1
-        alarms += align_text(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]", tr, box).first_divergence is not None
+        alarms += (
+            align_text(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]", tr, box).first_divergence is not None
+        )
         entries = pad.splitlines()
         at = next((i for i, e in enumerate(entries) if e.endswith(("-> True", "-> False"))), None)
         if at is None:

@@ -10,7 +10,6 @@ import sys
 
 from cruxtui.core.reasoning.alignment import (
     CONSISTENT,
-    CONTRADICTED,
     UNVERIFIABLE,
     Alignment,
     align_text,

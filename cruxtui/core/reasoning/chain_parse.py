@@ -28,8 +28,8 @@ from cruxtui.core.reasoning.final_answer import answer_block, blank_think_tags, 
 from cruxtui.core.reasoning.prose_claims import iterations, last_literal, read_claims
 from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scratchpad
 from cruxtui.core.reasoning.self_correction import retract
-from cruxtui.core.reasoning.table_claims import table_rows
 from cruxtui.core.reasoning.sentence_split import split_at_iterations, split_steps
+from cruxtui.core.reasoning.table_claims import table_rows
 
 __all__ = ["parse_call_args", "parse_chain", "parse_prose", "parse_scratchpad"]
 

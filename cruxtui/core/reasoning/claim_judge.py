@@ -134,8 +134,9 @@ class Judge:
         pinned step could sit (where its pinning claims still hold)."""
         lo, hi = 0, self.n - 1
         for i in range(step.index - 1, -1, -1):
-            if self.anchors[i] is not None:
-                lo = self.anchors[i]
+            anchor = self.anchors[i]
+            if anchor is not None:
+                lo = anchor
                 break
         for i in range(step.index + 1, len(self.chain.steps)):
             p = self.anchors[i]
@@ -468,22 +469,22 @@ class Judge:
                 step.index, claim, UNVERIFIABLE, None, note="which condition is meant is unclear"
             )
         cand = self._condition_candidates(step, narrow=claim.condition is not None)
-        runs = [k for k in cand if self.pos.cond[k] is not None and self.pos.cond[k][0] in lines]
+        runs = [(k, c) for k in cand if (c := self.pos.cond[k]) is not None and c[0] in lines]
         if not runs:
             return Judgement(
                 step.index, claim, UNVERIFIABLE, None, note="the condition does not run here"
             )
-        for k in runs:
-            if str(self.pos.cond[k][1]) == claim.value:
+        for k, (_line, outcome) in runs:
+            if str(outcome) == claim.value:
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
-        k = runs[0]
+        k, (line, outcome) = runs[0]
         return Judgement(
             step.index,
             claim,
             CONTRADICTED,
             self.trace.steps[k].index,
-            str(self.pos.cond[k][1]),
-            f"line {self.pos.cond[k][0]} is {self.pos.cond[k][1]} here",
+            str(outcome),
+            f"line {line} is {outcome} here",
         )
 
     def _evaluated_condition(self, step: ReasoningStep, claim: Claim) -> Judgement:

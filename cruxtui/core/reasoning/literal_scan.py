@@ -110,7 +110,7 @@ class _Bad:
 
 
 _BAD = _Bad()
-_EMPTY_CALLS = {
+_EMPTY_CALLS: dict[str, object] = {
     "set()": set(),
     "list()": [],
     "dict()": {},

@@ -323,7 +323,9 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
 
 
 _OPERAND_BEFORE = re.compile(r"(?:==|!=|<=|>=|[<>+\-*/%]|\b(?:in|is|and|or|not|if))\s*`?$")
-MUTATORS = frozenset("append extend insert remove update reverse sort clear add discard".split())
+MUTATORS = frozenset(
+    ["append", "extend", "insert", "remove", "update", "reverse", "sort", "clear", "add", "discard"]
+)
 
 
 def _mutated_receiver(src: str, facts: CodeFacts) -> str | None:
@@ -575,9 +577,9 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
         for m in _BRANCH_RE.finditer(text):
             truth = "True" if (m.group("enter") or m.group("taken")) else "False"
             # The condition may be written just before: "6173 < 1000, so the branch is taken".
-            cond = _leading_condition(text[: m.start()], known)
+            leading = _leading_condition(text[: m.start()], known)
             claims.append(
-                Claim(CONDITION, m.group(0), truth, condition=cond, start=m.start(), end=m.end())
+                Claim(CONDITION, m.group(0), truth, condition=leading, start=m.start(), end=m.end())
             )
             break
     return claims
@@ -813,11 +815,11 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         name = m.group("name") or m.group("name2")
         if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
             continue
-        vals = re.split(
+        parts = re.split(
             r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+then\s+)(?:" + re.escape(name) + r"\s*=\s*)?",
             m.group("vals") or m.group("vals2"),
         )
-        items = [v.strip() for v in vals if v.strip()]
+        items = [v.strip() for v in parts if v.strip()]
         if len(items) < 2 or not all(is_literal(v) for v in items):
             continue
         claims.append(

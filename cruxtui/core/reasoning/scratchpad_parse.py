@@ -128,13 +128,13 @@ def parse_scratchpad(text: str) -> Chain | None:
             claim.start, claim.end, claim.source = step.start, step.end, SCRATCHPAD
     block = answer_block(text[m.end() :])
     if block is not None:
-        claim = block_claim(block)
-        if claim is not None:
-            claim.start += m.end()
-            claim.end += m.end()
+        answer = block_claim(block)
+        if answer is not None:
+            answer.start += m.end()
+            answer.end += m.end()
             steps.append(
                 ReasoningStep(
-                    len(steps), block.group(0).strip(), claim.start, claim.end, claims=[claim]
+                    len(steps), block.group(0).strip(), answer.start, answer.end, claims=[answer]
                 )
             )
     return Chain(text, "scratchpad", steps, problems)

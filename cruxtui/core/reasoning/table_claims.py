@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cruxtui.core.reasoning.claim_types import BINDING, CONDITION, EXPRESSION, Claim
 from cruxtui.core.reasoning.code_facts import CodeFacts
-from cruxtui.core.reasoning.literal_scan import is_literal, literal_value
+from cruxtui.core.reasoning.literal_scan import is_literal
 from cruxtui.core.reasoning.prose_claims import resolve_expression
 
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -41,9 +41,8 @@ def _column(header: str, facts: CodeFacts, names_here: set[str]) -> Column | Non
     h = h.rstrip("?").strip().strip("`")
     if re.fullmatch(r"[A-Za-z_]\w*", h) and h in facts.names and not question:
         return Column("name", h)
-    if m := _AFTER.match(h):
-        if m.group(1) in facts.names:
-            return Column("after", m.group(1))
+    if (m := _AFTER.match(h)) and m.group(1) in facts.names:
+        return Column("after", m.group(1))
     try:
         ast.parse(h, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -165,8 +164,8 @@ def _substituted(expr: str, row: dict[str, str], facts: CodeFacts) -> str | None
     class Fill(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id not in facts.names and node.id in row:
-                value = literal_value(row[node.id])
-                return ast.copy_location(ast.Constant(value), node)
+                parsed = ast.parse(row[node.id], mode="eval").body
+                return ast.copy_location(parsed, node)
             return node
 
     filled = ast.unparse(Fill().visit(tree))

@@ -49,8 +49,8 @@ def positions(trace: Any, shape: CodeFacts) -> Positions:
     cond: list[tuple[int, bool] | None] = [None] * n
     loop_exit = [False] * n
     iteration: list[int | None] = [None] * n
-    last_line: dict[tuple[int, str], int] = {}
-    top: dict[str, str] = {}
+    last_line: dict[tuple[Any, ...], int] = {}
+    top_env: dict[str, str] = {}
     header = shape.loops[0] if shape.single_loop else None
     iters = 0
     current_iter: int | None = None
@@ -63,10 +63,10 @@ def positions(trace: Any, shape: CodeFacts) -> Positions:
         prev = last_line.get(frame)
         ran[k] = prev
         if st.depth == 0:
-            top = dict(st.locals)
-            env[k] = top
+            top_env = dict(st.locals)
+            env[k] = top_env
         else:
-            env[k] = {**top, **dict(st.locals)}
+            env[k] = {**top_env, **dict(st.locals)}
         if prev is not None and st.event in ("line", "return"):
             body = shape.cond_body.get(prev)
             if body is not None and prev in shape.cond_body and st.event == "line":
@@ -135,7 +135,8 @@ def _loop_values(
         for k, st in enumerate(steps):
             if not top[k] or st.event != "line":
                 continue
-            if st.line == h and (ran[k] is None or not h <= ran[k] <= end):
+            came = ran[k]
+            if st.line == h and (came is None or not h <= came <= end):
                 entries[h] = entries.get(h, 0) + 1
             if st.line == b and ran[k] == h:
                 shown = dict(st.locals)
