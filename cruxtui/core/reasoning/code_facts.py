@@ -13,6 +13,8 @@ from functools import lru_cache
 class CodeFacts:
     lines: list[str]
     names: set[str] = field(default_factory=set)
+    params: list[str] = field(default_factory=list)
+    """f's parameters, in order."""
     """Variable names (parameters, assignment/loop/with targets, comprehension variables)."""
     cond_body: dict[int, int | None] = field(default_factory=dict)
     """if/while test line -> first body line (None: on the same line)."""
@@ -50,6 +52,8 @@ def code_facts(code: str) -> CodeFacts:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return facts
     for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "f" and not facts.params:
+            facts.params = [a.arg for a in node.args.args]
         if isinstance(node, ast.arg):
             facts.names.add(node.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

@@ -964,6 +964,87 @@ def find_anaphora(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_NUM = r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice)"
+_HAS_LEN_RE = re.compile(
+    r"`?(?P<box>[A-Za-z_]\w*)`?\s+(?:now\s+|then\s+|still\s+)?(?:has|contains|holds|is\s+made\s+of)\s+"
+    + _NUM
+    + r"\s+(?:elements|items|characters|chars|letters|entries|keys|values|numbers|strings|words|pairs)\b",
+    re.I,
+)
+_LIT_LEN_RE = re.compile(
+    r"(?P<lit>'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\])\s*(?:[-—–,:(]\s*)?(?:that's|that\s+is|which\s+is|"
+    r"it\s+has|has|is|has\s+length|of\s+length)\s+"
+    + _NUM
+    + r"\s+(?:characters|chars|letters|elements|items|long)\b",
+    re.I,
+)
+_APPEARS_RE = re.compile(
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?:appears|occurs|shows\s+up|is\s+found)\s+"
+    + _NUM
+    + r"(?:\s+times?)?(?:\s+in\s+`?(?P<box>[A-Za-z_]\w*)`?)?",
+    re.I,
+)
+
+
+def _count(word: str) -> int:
+    w = word.lower()
+    return _COUNT_WORDS.get(w) or int(w)
+
+
+def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
+    """Counts and lengths: "ls has 8 elements", "'abcde' - that's 6 characters", "5 appears 3
+    times in nums" (or in f's only argument when none is named)."""
+    claims: list[Claim] = []
+    for m in _HAS_LEN_RE.finditer(text):
+        if m.group("box") not in facts.names:
+            continue
+        expr = f"len({m.group('box')})"
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                str(_count(m.group("n"))),
+                name=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _LIT_LEN_RE.finditer(text):
+        if not is_literal(m.group("lit")):
+            continue
+        expr = f"len({m.group('lit')})"
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                str(_count(m.group("n"))),
+                name=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _APPEARS_RE.finditer(text):
+        box = m.group("box")
+        if box is None and len(facts.params) == 1:
+            box = facts.params[0]
+        if box is None or box not in facts.names:
+            continue
+        expr = resolve_expression(f"{box}.count({m.group('item')})", facts)
+        if expr is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                str(_count(m.group("n"))),
+                name=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
 def find_results(text: str, names: set[str]) -> list[Claim]:
     """ "... all 1s are removed from nums, giving [2, 3]": a result stated without its subject
     next to it. The subject is the one variable of f the clause speaks of that is not an
@@ -1009,7 +1090,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     rets = find_returns(text, facts)
     loops = find_loop_claims(text, facts)
     results = find_results(text, facts.names)
-    members = find_membership(text, facts)
+    members = find_membership(text, facts) + find_counts(text, facts)
     anaphora = find_anaphora(text, facts)
     chosen: list[Claim] = []
     for group in (loops, exprs, members, conds, rets, binds, anaphora, results):

@@ -50,6 +50,10 @@ def split_steps(text: str) -> list[tuple[int, int]]:
 
 
 def _is_abbreviation(text: str, i: int) -> bool:
+    if text[i] == "." and re.fullmatch(
+        r"[ \t]*(?:\d{1,3}|[a-z])", text[text.rfind("\n", 0, i) + 1 : i]
+    ):
+        return True  # "4. This string is returned": a list number, not a sentence
     before = text[max(0, i - 5) : i + 1].lower()
     return before.endswith(("e.g.", "i.e.", "etc.", "vs.")) or (
         i > 0 and text[i - 1].isdigit() and i + 1 < len(text) and text[i + 1].isdigit()
