@@ -42,6 +42,7 @@ _BIND_VERB = (
     r"|(?:goes|go|went)\s+(?:up|down)\s+to|(?:increases|decreases|grows|shrinks|rises|drops)\s+to"
     r"|now\s+(?:reads|looks\s+like)|(?:is\s+(?:now\s+)?)?equal\s+to"
     r"|becomes|will\s+be|would\s+be|remains|stays|gets\s+set\s+to|equals|holds|contains"
+    r"|(?:now\s+)?(?:refers|points)\s+to\s+(?:position|index)"
     r"|has\s+(?:the\s+)?value|(?:now\s+)?(?:becomes|equals|holds)|turns\s+into|changes\s+to"
     r"|(?:is|gets|was)\s+(?:re)?assigned(?:\s+to)?|ends\s+up\s+(?:as|being)|:=|=(?!=)|->|→|:"
     r"|(?:now\s+)?is\s+(?:now\s+|then\s+|still\s+|set\s+to\s+|updated\s+to\s+|changed\s+to\s+|"
@@ -124,7 +125,7 @@ _COND_TRUTH_RE = re.compile(
 )
 _COND_HOLDS_RE = re.compile(
     r"\bthe\s+(?:if\s+|while\s+|loop\s+)?condition\s+(?:`[^`]*`\s+)?(?:is|evaluates\s+to|holds)\s+"
-    r"(?:therefore\s+|thus\s+)?"
+    r"(?:therefore\s+|thus\s+)?`?"
     + _TRUTH
     + r"\b|\bthe\s+condition\s+(?P<neg>does\s+not|doesn't)\s+hold\b"
     r"|\bthe\s+condition\s+holds\b",
@@ -224,7 +225,7 @@ def find_bindings(text: str, names: set[str]) -> list[Claim]:
         r"(?P<pre>(?i:\bthe\s+(?:new\s+|current\s+|final\s+|updated\s+)?value\s+of\s+"
         r"(?:the\s+variable\s+)?)?)"
         r"(?P<q>`?)(?P<name>\b(?:" + alt + r"))(?P=q)(?![\w.\[(`'])"
-        r"(?:\s*(?:'s\s+value|,)\s*)?\s*(?P<verb>" + _BIND_VERB + r")",
+        r"(?:\s*(?:'s\s+value|,|\s+itself|\s+also)\s*)?\s*(?P<verb>" + _BIND_VERB + r")",
     )
     for m in pat.finditer(text):
         start = m.start("q")
@@ -756,6 +757,17 @@ _NAME_VALUES_RE = re.compile(
     + r")+)"
     r"|\b(?P<name2>[A-Za-z_]\w*)\s+goes\s+(?P<vals2>" + _V + r"(?:\s*,\s*(?:and\s+)?" + _V + r")+)",
 )
+_RANGE_SPAN_RE = re.compile(
+    r"`?(?P<expr>range\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))`?\s+(?:counts|goes|runs|steps|iterates)\s+"
+    r"(?:upwards\s+|downwards\s+|up\s+|down\s+|backwards\s+)?from\s+(?P<a>-?\d+)\s+(?:down\s+|up\s+)?"
+    r"(?:to|through)\s+(?P<b>-?\d+)",
+    re.I,
+)
+_THROUGH_RE = re.compile(
+    r"\b(?P<name>[A-Za-z_]\w*)\s*=\s*(?:(?P<a>-?\d+)\s+(?:through|to|up\s+to|down\s+to)\s+(?P<b>-?\d+)\b"
+    r"|(?P<one>-?\d+|'[^'\n]*')\s+(?:once|only)\b)",
+    re.I,
+)
 _RANGE_GIVES = re.compile(
     r"`?(?P<expr>range\([^()\n]*\))`?\s+(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
     r"(?:the\s+)?(?:values\s+|numbers\s+)?(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|,\s+so\b|\s+\()",
@@ -841,6 +853,34 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
             continue
         # "goes from 0 to 4": both ends are values it takes (writers say "to 4" for range(5)).
         vals = repr(list(range(a, b + 1)))
+        claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _RANGE_SPAN_RE.finditer(text):
+        expr = resolve_expression(m.group("expr"), facts)
+        a, b = int(m.group("a")), int(m.group("b"))
+        if expr is None or abs(b - a) > 1000:
+            continue
+        vals = list(range(a, b + 1)) if a <= b else list(range(a, b - 1, -1))
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                repr(vals),
+                name=f"list({expr})",
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _THROUGH_RE.finditer(text):
+        name = m.group("name")
+        if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
+            continue
+        if m.group("a") is not None:
+            a, b = int(m.group("a")), int(m.group("b"))
+            if abs(b - a) > 1000:
+                continue
+            vals = repr(list(range(a, b + 1)) if a <= b else list(range(a, b - 1, -1)))
+        else:
+            vals = f"[{m.group('one')}]"
         claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
     for m in _RANGE_GIVES.finditer(text):
         vals = _values_list(m.group("vals"))
@@ -1045,6 +1085,62 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_MAKES_RE = re.compile(
+    r"\b(?:makes|making|leaves|leaving|turns)\s+`?(?P<name>[A-Za-z_]\w*)`?\s+(?:into\s+)?", re.I
+)
+_APPENDS_RE = re.compile(
+    r"`?(?P<call>[A-Za-z_]\w*\.(?P<method>append|add|insert|extend|remove|appendleft)\((?P<args>[^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))`?"
+    r"\s+(?:then\s+)?(?:appends|adds|inserts|extends\s+(?:it\s+)?with|removes|puts)\s+(?:the\s+value\s+)?",
+    re.I,
+)
+
+
+def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
+    "`s.append(len(s))` appends 4" (the value the call's argument has)."""
+    claims: list[Claim] = []
+    for m in _MAKES_RE.finditer(text):
+        name = m.group("name")
+        if name not in facts.names:
+            continue
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        claims.append(
+            Claim(
+                BINDING,
+                text[m.start() : got[0]],
+                got[1],
+                name=name,
+                change=True,
+                start=m.start(),
+                end=got[0],
+            )
+        )
+    for m in _APPENDS_RE.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        try:
+            call = ast.parse(m.group("call"), mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(call, ast.Call) or not call.args:
+            continue
+        arg = ast.unparse(call.args[-1])
+        if is_literal(arg):
+            continue
+        expr = resolve_expression(arg, facts)
+        if expr is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION, text[m.start() : got[0]], got[1], name=expr, start=m.start(), end=got[0]
+            )
+        )
+    return claims
+
+
 def find_results(text: str, names: set[str]) -> list[Claim]:
     """ "... all 1s are removed from nums, giving [2, 3]": a result stated without its subject
     next to it. The subject is the one variable of f the clause speaks of that is not an
@@ -1090,7 +1186,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     rets = find_returns(text, facts)
     loops = find_loop_claims(text, facts)
     results = find_results(text, facts.names)
-    members = find_membership(text, facts) + find_counts(text, facts)
+    members = find_membership(text, facts) + find_counts(text, facts) + find_effects(text, facts)
     anaphora = find_anaphora(text, facts)
     chosen: list[Claim] = []
     for group in (loops, exprs, members, conds, rets, binds, anaphora, results):

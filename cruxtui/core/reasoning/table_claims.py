@@ -41,6 +41,9 @@ def _column(header: str, facts: CodeFacts, names_here: set[str]) -> Column | Non
     h = h.rstrip("?").strip().strip("`")
     if re.fullmatch(r"[A-Za-z_]\w*", h) and h in facts.names and not question:
         return Column("name", h)
+    words = re.match(r"`?([A-Za-z_]\w*)`?\s+(?:at|before|when|in|on|for|during)\s+[a-z ]+$", h)
+    if words and words.group(1) in facts.names and not question:
+        return Column("name", words.group(1))  # "i at the check", "x before the if"
     if (m := _AFTER.match(h)) and m.group(1) in facts.names:
         return Column("after", m.group(1))
     try:
