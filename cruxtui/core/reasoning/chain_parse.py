@@ -12,6 +12,7 @@ of the loop, the start, the end of a phase); and self-corrections retract what t
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from cruxtui.core.reasoning.claim_types import (
     BINDING,
@@ -164,6 +165,7 @@ def parse_prose(text: str, code: str) -> Chain:
                 step.after_loop or step.at_end or _BULK_RESULT_RE.search(masked[s : c.end])
             ):
                 c.phase_end = True
+        _after_calls(masked, step, claims, facts)
         step.claims = [c for c in claims if c.kind != ITERATION or c.ordinal]
         steps.append(step)
     _returned_across(masked, steps)
@@ -179,7 +181,7 @@ def parse_prose(text: str, code: str) -> Chain:
 
 
 _RETURNED_ALONE = re.compile(
-    r"\s*(?:and\s+)?(?:that|this|it)\s+(?:\w+\s+){0,2}?(?:is|gets)\s+(?:what\s+(?:is|gets)\s+)?returned\b"
+    r"\s*(?:\d{1,3}[.)]\s+|[-*+]\s+)?(?:and\s+)?(?:that|this|it)\s+(?:\w+\s+){0,2}?(?:is|gets)\s+(?:what\s+(?:is|gets)\s+)?returned\b"
     r"|\s*(?:that|this)\s+is\s+(?:the\s+)?(?:return\s+value|output|answer|result)\b",
     re.I,
 )
@@ -201,3 +203,23 @@ def _returned_across(masked: str, steps: list[ReasoningStep]) -> None:
         claim = Claim(RETURN, masked[prev.start + s : m.end()], value)
         claim.start, claim.end = prev.start + s, m.end()
         step.claims.append(claim)
+
+
+_CALL_MENTION = re.compile(r"`?\b([A-Za-z_]\w*)\.([a-z_]+)\(")
+_CHANGING = frozenset(
+    ["append", "extend", "insert", "remove", "update", "reverse", "sort", "clear", "add", "discard", "pop", "popitem", "setdefault"]
+)
+
+
+def _after_calls(masked: str, step: ReasoningStep, claims: list[Claim], facts: Any) -> None:
+    """ "`d.pop(key, None)` ... so d is still {...}": a value stated for a variable after the
+    sentence names a call that changes it is the value once that call's line has run."""
+    for m in _CALL_MENTION.finditer(masked, step.start, step.end):
+        name, method = m.group(1), m.group(2)
+        lines = facts.method_lines.get(method, set())
+        if method not in _CHANGING or name not in facts.names or len(lines) != 1:
+            continue
+        line = next(iter(lines))
+        for c in claims:
+            if c.kind == BINDING and c.name == name and c.start >= m.end() and c.line is None:
+                c.line = line

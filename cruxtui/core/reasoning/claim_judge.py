@@ -262,6 +262,12 @@ class Judge:
         if claim.phase_end:
             return self._phase_end(step, claim)
         cand = self._candidates(step, claim)
+        if claim.line is not None and self.chain.format == "prose":
+            # Stated for after a call the sentence names: the state once that line has run.
+            lo, _hi = self._window(step)
+            inside = [k for k in cand if self.pos.ran[k] == claim.line]
+            after = [k for k in range(lo, self.n) if self.pos.ran[k] == claim.line]
+            cand = inside or after[:1] or cand
         if claim.kind == BINDING:
             stale = self._stale_change(step, claim, want) or self._change_in_step(step, claim, want)
             if stale is not None:

@@ -726,7 +726,12 @@ def last_literal(text: str, end: int | None = None) -> tuple[int, int, str] | No
         c = text[i]
         if c in "'\"[({" or c.isdigit() or c == "-":
             got = scan_literal(text, i)
-            if got is not None and got[0] <= end:
+            marker = (
+                got is not None
+                and re.fullmatch(r"[ \t]*", text[text.rfind("\n", 0, i) + 1 : i])
+                and text[got[0] : got[0] + 1] in (".", ")")
+            )
+            if got is not None and got[0] <= end and not marker:
                 best = (i, got[0], got[1])
                 i = got[0]
                 continue
