@@ -84,12 +84,18 @@ def test_wrong_concatenation_reports_true_value() -> None:
 
 
 def test_conservative_on_non_claims() -> None:
-    """Lengths, method results and hypotheticals are not bindings of the variable."""
-    chain = """The length of text is 2 and text has 2 characters.
+    """Lengths, method results and hypotheticals are not bindings of the variable; a length
+    stated for a variable is a claim about `len(...)`, judged as such."""
+    chain = """The length of text is 6 and text has 6 characters.
 If the prefix were 'x', text would stay 'banana'. text.find('z') returns -1.
 The function returns 'nan'."""
-    result = align_text(chain, run(PREFIX, "f('banana', 'ba')"))
+    tr = run(PREFIX, "f('banana', 'ba')")
+    result = align_text(chain, tr)
     assert result.first_divergence is None
+    assert not any(j.claim.kind == BINDING and j.claim.name == "text" for j in result.judgements)
+    wrong = align_text(chain.replace("has 6 characters", "has 2 characters"), tr)
+    assert wrong.first_divergence is not None
+    assert wrong.first_divergence.claim.name == "len(text)"
 
 
 def test_scratchpad_parsed_exactly() -> None:
