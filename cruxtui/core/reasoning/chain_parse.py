@@ -207,7 +207,21 @@ def _returned_across(masked: str, steps: list[ReasoningStep]) -> None:
 
 _CALL_MENTION = re.compile(r"`?\b([A-Za-z_]\w*)\.([a-z_]+)\(")
 _CHANGING = frozenset(
-    ["append", "extend", "insert", "remove", "update", "reverse", "sort", "clear", "add", "discard", "pop", "popitem", "setdefault"]
+    [
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "update",
+        "reverse",
+        "sort",
+        "clear",
+        "add",
+        "discard",
+        "pop",
+        "popitem",
+        "setdefault",
+    ]
 )
 
 

@@ -43,7 +43,8 @@ CONTRADICTED = "contradicted"
 UNVERIFIABLE = "unverifiable"
 
 _HYPOTHETICAL = re.compile(
-    r"^\s*(?:if|otherwise|else|suppose|assuming|in\s+case|had|were)\b|\b(?:if\s+it\s+were|had\s+been|"
+    r"^\s*(?:if(?!\s+(?:we|i)\s+(?:start|take|pick|use|choose|try|set|call|pass|run))|otherwise|else|"
+    r"suppose|assuming|in\s+case|had|were)\b|\b(?:if\s+it\s+were|had\s+been|"
     r"would\s+have|otherwise|in\s+case|suppose|hypothetically|about\s+to\s+say|almost\s+said|"
     r"one\s+might\s+(?:think|expect)|it\s+is\s+tempting|a\s+common\s+mistake|not\s+to\s+be\s+confused)\b",
     re.I,

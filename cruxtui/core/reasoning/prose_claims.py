@@ -152,7 +152,8 @@ _RETURN_RE = re.compile(
     r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer)|\bthe\s+final\s+result|\b(?:the\s+)?return\s+value"
     r"|\bthe\s+result(?=\s+of\s+(?:the\s+)?(?:function|f\b|call|`?f\()))(?:\s+of\s+(?:the\s+)?"
     r"(?:function|f|call|`?f\([^\n]*?\)`?))?\s+(?:is|will\s+be|would\s+be|should\s+be|=)\s+"
-    r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*",
+    r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*"
+    r"|`?\bf\([^\n]*?\)`?\s+(?:gives|yields|evaluates\s+to|outputs|produces|is)\s+",
     re.I | re.M,
 )
 _CALLISH = re.compile(r"[\w\]\)'\"]\.\w+\(|\b(?!f\()\w+\(")
@@ -1146,6 +1147,49 @@ def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_ARITH_EQ = re.compile(r"\s*=(?!=)\s*(?=[-\d'\"\[(])")
+
+
+def find_arithmetic(text: str) -> list[Claim]:
+    """ "7 // 2 = 4", "'Mmo' + 'amt' = 'Mmoamt'", "(2 + 1) // 2 * -1 = -1": an expression of
+    values only, worked out in the chain. Its truth does not depend on where it is placed."""
+    claims: list[Claim] = []
+    for m in _ARITH_EQ.finditer(text):
+        got = claimed_value(text, m.end())
+        if got is None:
+            continue
+        line_start = max(text.rfind("\n", 0, m.start()), text.rfind(": ", 0, m.start()) + 1, 0)
+        head = text[line_start : m.start()]
+        best = None
+        for k in range(len(head)):
+            if k and (head[k - 1].isalnum() or head[k - 1] in "_'\"."):
+                continue
+            src = head[k:].strip().strip("`").strip()
+            if not src or src[0] in "=":
+                continue
+            try:
+                node = ast.parse(src, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            if any(isinstance(n, ast.Name | ast.Attribute | ast.Call) for n in ast.walk(node)):
+                continue
+            if not isinstance(node, ast.BinOp | ast.Subscript):
+                continue
+            at = line_start + k + (len(head[k:]) - len(head[k:].lstrip()))
+            before = text[max(0, at - 3) : at].rstrip()
+            if before and (before[-1].isalnum() or before[-1] in ")]}_.+-*/%"):
+                break  # "len(a) - 1 = 5": the tail of an expression over variables
+            best = (at, src)
+            break
+        if best is None:
+            continue
+        start, src = best
+        claims.append(
+            Claim(EXPRESSION, text[start : got[0]], got[1], name=src, start=start, end=got[0])
+        )
+    return claims
+
+
 def find_results(text: str, names: set[str]) -> list[Claim]:
     """ "... all 1s are removed from nums, giving [2, 3]": a result stated without its subject
     next to it. The subject is the one variable of f the clause speaks of that is not an
@@ -1191,7 +1235,12 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     rets = find_returns(text, facts)
     loops = find_loop_claims(text, facts)
     results = find_results(text, facts.names)
-    members = find_membership(text, facts) + find_counts(text, facts) + find_effects(text, facts)
+    members = (
+        find_membership(text, facts)
+        + find_counts(text, facts)
+        + find_effects(text, facts)
+        + find_arithmetic(text)
+    )
     anaphora = find_anaphora(text, facts)
     chosen: list[Claim] = []
     for group in (loops, exprs, members, conds, rets, binds, anaphora, results):
