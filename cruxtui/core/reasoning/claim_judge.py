@@ -251,7 +251,30 @@ class Judge:
             return Judgement(
                 step.index, claim, UNVERIFIABLE, j.trace_step, j.true_value, "subject not named"
             )
+        if j.verdict == CONTRADICTED and self._near_miss(step, claim) and "changes" not in j.note:
+            # The subject does have the claimed value one pinned step away: placing the step
+            # is the likelier mistake than the chain's.
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                j.trace_step,
+                j.true_value,
+                "the value it has a step away",
+            )
         return j
+
+    def _near_miss(self, step: ReasoningStep, claim: Claim) -> bool:
+        if claim.phase_end or claim.value in ("True", "False"):
+            return False
+        before = [a for a in self.anchors[: step.index] if a is not None]
+        after = [a for a in self.anchors[step.index + 1 :] if a is not None]
+        lo = before[-2] if len(before) >= 2 else 0
+        hi = after[1] if len(after) >= 2 else self.n - 1
+        return any(
+            (have := self._v(claim, k)) is not None and agrees(claim.value, have) is True
+            for k in range(lo, hi + 1)
+        )
 
     def _valued_verdict(self, step: ReasoningStep, claim: Claim) -> Judgement:
         name = claim.name or ""
