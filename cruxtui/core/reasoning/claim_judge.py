@@ -304,7 +304,9 @@ class Judge:
             )
         for k in seen:
             if agrees(claim.value, self._v(claim, k) or "") is True:
-                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
+                # An expression's value as the program has it, to show beside the claim.
+                shown = self._v(claim, k) if claim.kind == EXPRESSION else None
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index, shown)
         if claim.inferred and not any(_same_type(claim.value, self._v(claim, k)) for k in seen):
             return Judgement(
                 step.index, claim, UNVERIFIABLE, None, note=f"not a value of {name}'s type"

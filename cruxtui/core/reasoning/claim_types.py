@@ -74,7 +74,7 @@ class Claim:
         if self.kind == EXPRESSION:
             return f"{self.name} -> {self.value}"
         if self.kind == CONDITION:
-            return f"{self.condition or 'condition'} -> {self.value}"
+            return f"{self.name or self.condition or 'condition'} -> {self.value}"
         if self.kind == RETURN:
             return f"returns {self.value}"
         if self.kind == RAISE:

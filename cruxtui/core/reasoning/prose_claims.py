@@ -324,7 +324,7 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
-_OPERAND_BEFORE = re.compile(r"(?:==|!=|<=|>=|[<>+\-*/%]|\b(?:in|is|and|or|not|if))\s*`?$")
+_OPERAND_BEFORE = re.compile(r"(?:==|!=|<=|>=|[<>+\-*/%]|\b(?:in|is|not))\s*`?$")
 MUTATORS = frozenset(
     ["append", "extend", "insert", "remove", "update", "reverse", "sort", "clear", "add", "discard"]
 )
