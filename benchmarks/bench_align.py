@@ -90,7 +90,8 @@ def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict
     )
     out = []
     for row, tr in zip(rows, traces, strict=True):
-        result = align_text(row["text"], tr, sandbox=box)
+        target = samples[row["sample"]]["output"] if row["task"] == "input" else None
+        result = align_text(row["text"], tr, sandbox=box, target=target)
         div = result.first_divergence
         contradicted = [j for j in result.judgements if j.verdict == CONTRADICTED]
         record = {"row": row, "div": div, "n_contradicted": len(contradicted)}

@@ -63,7 +63,7 @@ def _read_cot(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from cruxtui.cli.options import open_dataset
-    from cruxtui.core.reasoning.alignment import align, call_to_trace
+    from cruxtui.core.reasoning.alignment import align, call_to_trace, claim_target
     from cruxtui.core.reasoning.chain_parse import parse_chain
     from cruxtui.core.trace.steps import trace_sample
 
@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if tr.error and not tr.steps:
         raise CliError(f"cannot trace {call}: {tr.error}")
     chain = parse_chain(text, tr.code)
+    if args.task == "input":
+        claim_target(chain, tr.call, sample.output)  # proposing f(x) claims f(x) == the output
     extraction = None
     if args.extract_with:
         from cruxtui.core.reasoning.model_extract import extract_with

@@ -15,6 +15,7 @@ not say it unambiguously the claim is unverifiable rather than contradicted.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from cruxtui.core.reasoning.claim_judge import (
     Judge,
     Judgement,
 )
-from cruxtui.core.reasoning.claim_types import Chain
+from cruxtui.core.reasoning.claim_types import RETURN, Chain, Claim
 from cruxtui.core.reasoning.code_facts import code_facts
 from cruxtui.core.reasoning.frame_eval import ClaimValues
 from cruxtui.core.reasoning.step_placement import place, step_line, step_scores
@@ -129,9 +130,48 @@ def align(chain: Chain, trace: Any, sandbox: Any = None) -> Alignment:
     return Alignment(chain, trace, where, judgements)
 
 
-def align_text(text: str, trace: Any, sandbox: Any = None) -> Alignment:
-    """Parse `text` (prose or scratchpad) for the traced code and align it."""
-    return align(parse_chain(text, trace.code), trace, sandbox)
+def align_text(text: str, trace: Any, sandbox: Any = None, target: str | None = None) -> Alignment:
+    """Parse `text` (prose or scratchpad) for the traced code and align it. `target`: for the
+    input task, the output the chain's proposed call must give (its answer claims as much)."""
+    chain = parse_chain(text, trace.code)
+    if target is not None:
+        claim_target(chain, trace.call, target)
+    return align(chain, trace, sandbox)
+
+
+def claim_target(chain: Chain, call: str, target: str) -> None:
+    """Input task: proposing `f(x)` claims that f(x) returns the target output. The claim sits on
+    the last place the chain writes that call (its answer), unless the chain already states f's
+    result there."""
+    text = chain.text
+    squeezed = re.sub(r"\s+", "", call)
+    at = -1
+    for m in re.finditer(r"\bf\(", text):
+        end = _call_end(text, m.end() - 1)
+        if end is not None and re.sub(r"\s+", "", text[m.start() : end]) == squeezed:
+            at = m.start()
+            stop = end
+    if at < 0:
+        return
+    step = next((s for s in reversed(chain.steps) if s.start <= at < s.end), None)
+    if step is None or any(c.kind == RETURN and c.start <= at < c.end + 1 for c in step.claims):
+        return
+    claim = Claim(RETURN, text[at:stop], target, start=at, end=stop)
+    step.claims.append(claim)
+    step.claims.sort(key=lambda c: c.start)
+
+
+def _call_end(text: str, open_paren: int) -> int | None:
+    depth = 0
+    for j in range(open_paren, min(len(text), open_paren + 2000)):
+        c = text[j]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return None
 
 
 def call_to_trace(sample: Any, text: str, task: str) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from cruxtui.core.reasoning.claim_types import (
     BINDING,
+    CONDITION,
     EXPRESSION,
     ITERATION,
     RETURN,
@@ -166,6 +167,7 @@ def parse_prose(text: str, code: str) -> Chain:
             ):
                 c.phase_end = True
         _after_calls(masked, step, claims, facts)
+        _quoted_condition(text[s:e], claims, facts)
         step.claims = [c for c in claims if c.kind != ITERATION or c.ordinal]
         steps.append(step)
     _returned_across(masked, steps)
@@ -237,3 +239,19 @@ def _after_calls(masked: str, step: ReasoningStep, claims: list[Claim], facts: A
         for c in claims:
             if c.kind == BINDING and c.name == name and c.start >= m.end() and c.line is None:
                 c.line = line
+
+
+_QUOTED_TEST = re.compile(r"`\s*(?:if|elif|while)\s+([^`\n]+?):?\s*`")
+
+
+def _quoted_condition(words: str, claims: list[Claim], facts: Any) -> None:
+    """ "`if nums.count(0):` -> ... so the condition is True": a condition claim that names no
+    test speaks of the one the sentence quotes from the code."""
+    quoted = [m.group(1).strip() for m in _QUOTED_TEST.finditer(words)]
+    tests = {t.replace(" ", ""): t for t in facts.cond_text.values()}
+    named = [tests[q.replace(" ", "")] for q in quoted if q.replace(" ", "") in tests]
+    if len(set(named)) != 1:
+        return
+    for c in claims:
+        if c.kind == CONDITION and c.condition is None and c.name is None:
+            c.condition = named[0]

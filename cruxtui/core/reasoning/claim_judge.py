@@ -286,6 +286,14 @@ class Judge:
         if claim.phase_end:
             return self._phase_end(step, claim)
         cand = self._candidates(step, claim)
+        if claim.before_line is not None:
+            starts = [
+                k
+                for k in range(self.n)
+                if self.trace.steps[k].line == claim.before_line
+                and self.trace.steps[k].event == "line"
+            ]
+            cand = [k for k in cand if k in starts] or starts or cand
         if claim.line is not None and self.chain.format == "prose":
             # Stated for after a call the sentence names: the state once that line has run.
             lo, _hi = self._window(step)

@@ -64,6 +64,8 @@ class Claim:
     source: str = PROSE
     retracted: bool = False
     """Taken back by a self-correction further on ("wait, actually ...")."""
+    before_line: int | None = None
+    """Judged on the state as this line starts (the argument of a call the sentence names)."""
     inferred: bool = False
     """The subject is not written next to the value but read from the sentence ("... removed from
     nums, giving [2]"): judged only where the value has the subject's type."""

@@ -1139,11 +1139,13 @@ def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
         expr = resolve_expression(arg, facts)
         if expr is None:
             continue
-        claims.append(
-            Claim(
-                EXPRESSION, text[m.start() : got[0]], got[1], name=expr, start=m.start(), end=got[0]
-            )
+        claim = Claim(
+            EXPRESSION, text[m.start() : got[0]], got[1], name=expr, start=m.start(), end=got[0]
         )
+        lines = facts.method_lines.get(m.group("method"), set())
+        if len(lines) == 1:
+            claim.before_line = next(iter(lines))  # the argument, as that line starts
+        claims.append(claim)
     return claims
 
 
