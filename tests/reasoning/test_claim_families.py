@@ -91,7 +91,7 @@ def test_subscripts_of_dicts_and_lists_and_conditions_over_the_frame() -> None:
         "    return temp"
     )
     tr = run(code, "f('7a7')")
-    assert align_text("At the end counts['7'] is 2 and temp[1] is 2.", tr).first_divergence is None
+    assert align_text("At the end counts['7'] is 2 and temp[0] is 2.", tr).first_divergence is None
     wrong = "At the end counts['7'] is 1."
     assert flagged(align_text(wrong, tr), wrong) == "counts['7'] is 1"
     cond = "In the first iteration, ch.isdigit() is False."

@@ -267,6 +267,10 @@ class Judge:
     def _near_miss(self, step: ReasoningStep, claim: Claim) -> bool:
         if claim.phase_end or claim.value in ("True", "False"):
             return False
+        if step.line is not None or claim.line is not None or claim.before_line is not None:
+            return False  # the chain says where ("after the append"): it is judged there
+        if step.iteration is not None and self.pos.iterations is not None:
+            return False
         before = [a for a in self.anchors[: step.index] if a is not None]
         after = [a for a in self.anchors[step.index + 1 :] if a is not None]
         lo = before[-2] if len(before) >= 2 else 0
