@@ -1255,8 +1255,22 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     for n, words, s, e in iterations(text):
         if not any(_overlaps(Claim(ITERATION, words, str(n), start=s, end=e), k) for k in chosen):
             chosen.append(Claim(ITERATION, words, str(n), ordinal=n, start=s, end=e))
+    chosen = [c for c in chosen if not _conditional(text, c)]
     chosen.sort(key=lambda c: c.start)
     return chosen
+
+
+_IF_WORDS = re.compile(r"\b(?:if|when|whenever|unless|until|in\s+case)\s+`?$", re.I)
+
+
+def _conditional(text: str, claim: Claim) -> bool:
+    """ "if c.isascii() is False, return False": the code's logic described, not a claim."""
+    if claim.kind not in (CONDITION, EXPRESSION, BINDING):
+        return False
+    own = text[claim.start : claim.end].lstrip(" `")
+    if re.match(r"(?:if|when|whenever|unless|until)\s", own, re.I):
+        return True
+    return bool(_IF_WORDS.search(text[max(0, claim.start - 12) : claim.start]))
 
 
 def _overlaps(a: Claim, b: Claim) -> bool:
