@@ -302,3 +302,17 @@ def test_cli_json_has_kind_and_provenance(tmp_path, official) -> None:  # noqa: 
     assert {c["provenance"] for c in claims} == {"prose"}
     assert all(isinstance(c["span"], list) and len(c["span"]) == 2 for c in claims)
     assert data["code_spans"] and data["code_spans"][0][0] == 0
+
+
+def test_positions_and_counts_of_something() -> None:
+    code = "def f(nums):\n    zeros = nums.count(0)\n    return zeros"
+    tr = run(code, "f([3, 0, 2, 1, 0, 0])")
+    assert (
+        align_text("0 appears at positions 1, 4 and 5, so zeros = 3.", tr).first_divergence is None
+    )
+    wrong = "0 appears at positions 1 and 4, and nums has 6 elements."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "0 appears at positions 1 and 4"
+    assert result.first_divergence.true_value == "[1, 4, 5]"  # type: ignore[union-attr]
+    assert align_text("nums has 5 elements.", tr).first_divergence.true_value == "6"  # type: ignore[union-attr]
+    assert align_text("0 appears 2 times.", tr).first_divergence.true_value == "3"  # type: ignore[union-attr]

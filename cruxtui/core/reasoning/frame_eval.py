@@ -37,7 +37,14 @@ def _names(src: str) -> tuple[str, ...] | None:
         tree = ast.parse(src, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}))
+    bound = {
+        n.id
+        for g in ast.walk(tree)
+        if isinstance(g, ast.comprehension)
+        for n in ast.walk(g.target)
+        if isinstance(n, ast.Name)
+    }
+    return tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound))
 
 
 class ClaimValues:

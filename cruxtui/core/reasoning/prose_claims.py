@@ -1032,6 +1032,14 @@ _APPEARS_RE = re.compile(
 )
 
 
+_POSITIONS_RE = re.compile(
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?:appears|occurs|is|sits|shows\s+up)\s+(?:only\s+)?at\s+"
+    r"(?:positions|indices|indexes|index|position)\s+(?P<vals>-?\d+(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)-?\d+)*)"
+    r"(?:\s+(?:in|of)\s+`?(?P<box>[A-Za-z_]\w*)`?)?",
+    re.I,
+)
+
+
 def _count(word: str) -> int:
     w = word.lower()
     return _COUNT_WORDS.get(w) or int(w)
@@ -1068,6 +1076,17 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
                 start=m.start(),
                 end=m.end(),
             )
+        )
+    for m in _POSITIONS_RE.finditer(text):
+        box = m.group("box")
+        if box is None and len(facts.params) == 1:
+            box = facts.params[0]
+        if box is None or box not in facts.names or not is_literal(m.group("item")):
+            continue
+        found = [int(v) for v in re.findall(r"-?\d+", m.group("vals"))]
+        expr = f"[_i for _i, _v in enumerate({box}) if _v == {m.group('item')}]"
+        claims.append(
+            Claim(EXPRESSION, m.group(0), repr(found), name=expr, start=m.start(), end=m.end())
         )
     for m in _APPEARS_RE.finditer(text):
         box = m.group("box")
