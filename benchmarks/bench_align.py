@@ -45,6 +45,9 @@ DATASET = (
     / "cruxeval.jsonl"
 )
 PARTS = ("tuning", "held_out")
+REAL = REPO / "benchmarks" / "real_chains"
+"""Unlabelled chains from a real small model (`collect_real_chains.py`): only where their
+divergences come from is measured (code in a chain must never give one)."""
 
 
 def load(part: str) -> list[dict]:
@@ -183,6 +186,30 @@ def show(records: list[dict], n: int) -> None:
             print("   " + row["text"].replace("\n", "\n   "))
 
 
+def real_chains(samples: dict[str, dict], box: Sandbox) -> None:
+    rows = []
+    for path in sorted(REAL.glob("*.jsonl")):
+        rows += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if not rows:
+        return
+    traces = trace_many(
+        [(samples[r["sample"]]["code"], r["call"], None) for r in rows], sandbox=box
+    )
+    divergences = from_code = with_code = 0
+    for row, tr in zip(rows, traces, strict=True):
+        code = code_in_chain(row["text"], samples[row["sample"]]["code"])
+        with_code += bool(code)
+        div = align_text(row["text"], tr, sandbox=box).first_divergence
+        if div is None:
+            continue
+        divergences += 1
+        from_code += any(s < div.claim.end and div.claim.start < e for s, e in code)
+    print(
+        f"\nreal chains ({len(rows)}, {with_code} with code in them): {divergences} divergences, "
+        f"{from_code} from code (goal 0)"
+    )
+
+
 def scratchpads(samples: dict[str, dict], box: Sandbox) -> None:
     from cruxtui.core.models.prompts import scratchpad_from_trace
 
@@ -237,6 +264,7 @@ def main() -> int:
             print(f"({elapsed:.1f} s, {1000 * elapsed / len(rows):.0f} ms per chain)")
             if args.show and part == "tuning":
                 show(records, args.show)
+        real_chains(samples, box)
         if not args.no_scratchpads:
             scratchpads(samples, box)
     return 0
