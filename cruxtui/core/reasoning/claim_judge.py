@@ -38,6 +38,9 @@ from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
 from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, literal_value, value_key
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
 
+NEAR = 3
+"""How many pinned steps away a claimed value still counts as a placement slip."""
+
 CONSISTENT = "consistent"
 CONTRADICTED = "contradicted"
 UNVERIFIABLE = "unverifiable"
@@ -273,8 +276,8 @@ class Judge:
             return False
         before = [a for a in self.anchors[: step.index] if a is not None]
         after = [a for a in self.anchors[step.index + 1 :] if a is not None]
-        lo = before[-2] if len(before) >= 2 else 0
-        hi = after[1] if len(after) >= 2 else self.n - 1
+        lo = before[-NEAR - 1] if len(before) > NEAR else 0
+        hi = after[NEAR] if len(after) > NEAR else self.n - 1
         return any(
             (have := self._v(claim, k)) is not None and agrees(claim.value, have) is True
             for k in range(lo, hi + 1)
@@ -545,6 +548,15 @@ class Judge:
             if self._v(claim, k) == claim.value:
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
         k = self._true_position(step, seen, claim)
+        if self._placed_loosely(step, claim) and self._holds_nearby(step, claim, 1):
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                self.trace.steps[k].index,
+                self._v(claim, k),
+                "true one pinned step away",
+            )
         return Judgement(
             step.index,
             claim,
@@ -553,6 +565,23 @@ class Judge:
             self._v(claim, k),
             f"{claim.condition} is {self._v(claim, k)} here",
         )
+
+    def _placed_loosely(self, step: ReasoningStep, claim: Claim) -> bool:
+        """Neither the chain (an iteration, a line, a call) nor a closed expression fixes where
+        the claim is checked."""
+        if step.line is not None or claim.line is not None or claim.before_line is not None:
+            return False
+        if step.iteration is not None and self.pos.iterations is not None:
+            return False
+        expr = subject_expression(claim) or ""
+        return bool(_names_of(expr))
+
+    def _holds_nearby(self, step: ReasoningStep, claim: Claim, near: int) -> bool:
+        before = [a for a in self.anchors[: step.index] if a is not None]
+        after = [a for a in self.anchors[step.index + 1 :] if a is not None]
+        lo = before[-near - 1] if len(before) > near else 0
+        hi = after[near] if len(after) > near else self.n - 1
+        return any(self._v(claim, k) == claim.value for k in range(lo, hi + 1))
 
     def _loop_values(self, step: ReasoningStep, claim: Claim) -> Judgement:
         """ "k takes the values 1 and 2": the values the loop variable really takes, in order."""
@@ -693,3 +722,11 @@ def _same_type(claimed: str, true: str | None) -> bool:
         return False
     a, b = literal_value(claimed), literal_value(true)
     return type(a) is type(b)
+
+
+def _names_of(src: str) -> set[str]:
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"bool"}

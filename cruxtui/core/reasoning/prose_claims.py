@@ -865,12 +865,12 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         a, b = int(m.group("a")), int(m.group("b"))
         if expr is None or abs(b - a) > 1000:
             continue
-        vals = list(range(a, b + 1)) if a <= b else list(range(a, b - 1, -1))
+        span = list(range(a, b + 1)) if a <= b else list(range(a, b - 1, -1))
         claims.append(
             Claim(
                 EXPRESSION,
                 m.group(0),
-                repr(vals),
+                repr(span),
                 name=f"list({expr})",
                 start=m.start(),
                 end=m.end(),
@@ -1094,15 +1094,15 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
             box = facts.params[0]
         if box is None or box not in facts.names:
             continue
-        expr = resolve_expression(f"{box}.count({m.group('item')})", facts)
-        if expr is None:
+        counted = resolve_expression(f"{box}.count({m.group('item')})", facts)
+        if counted is None:
             continue
         claims.append(
             Claim(
                 EXPRESSION,
                 m.group(0),
                 str(_count(m.group("n"))),
-                name=expr,
+                name=counted,
                 start=m.start(),
                 end=m.end(),
             )

@@ -167,7 +167,7 @@ def condition_lines(claim: Any, shape: CodeFacts) -> set[int]:
         )
         if scored and scored[0][0] >= 70:
             return {scored[0][1]}
-    if len(shape.cond_body) == 1 or claim.condition is None:
-        # "The condition is false": whichever condition ran there (all must disagree to contradict).
+    if len(shape.cond_body) == 1:
+        # "The condition is false": with one `if`/`while` in f there is no doubt which.
         return set(shape.cond_body)
     return set()
