@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.core.data.textfile import UnreadableFile, read_text
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from cruxtui.core.trace.steps import Trace
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "align",
         help="check a chain of thought against the real execution; show the first divergence",

@@ -13,11 +13,12 @@ import asyncio
 import json
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.cli.runs_cmd import add_store_option
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 EXIT_REPRODUCED, EXIT_CHANGED, EXIT_UNREPLAYABLE = 0, 1, 3
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: `cruxtui --cases DIR cases list` (top-level option) must not be reset by a default.
     common.add_argument(
@@ -200,7 +201,7 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _columns(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _columns(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     """Aligned plain columns, one line per row at any terminal width.
 
     Every column but the last gets its full width (the case name is what `show` takes); the last
@@ -295,8 +296,10 @@ def _edit(args: argparse.Namespace, **changes: Any) -> int:
     from cruxtui.core.cases.case_file import CaseError, edit_case
 
     case = _one(args)
+    if case.path is None:  # `_one` loads from a file, so it has one
+        raise CliError(f"{case.name}: not a saved case")
     try:
-        updated = edit_case(case.path, **changes)  # type: ignore[arg-type]
+        updated = edit_case(case.path, **changes)
     except (CaseError, ValueError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

@@ -8,15 +8,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "score",
         help="score a benchmark generations file (pass@1, pass@5, reasons)",
@@ -89,7 +89,7 @@ def _score_with_progress(
 ) -> ScoredSet:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from cruxtui.core.scoring.verdicts import score_generations
+    from cruxtui.core.scoring.scored_file import score_generations
 
     columns = (
         TextColumn("scoring"),

@@ -14,13 +14,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option, open_dataset
+from cruxtui.cli.options import Subparsers, add_dataset_option, open_dataset
 
 if TYPE_CHECKING:
     from cruxtui.core.trace.steps import Trace
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "trace",
         help="trace a sample's execution step by step (or every sample, as JSON lines)",

@@ -22,7 +22,7 @@ from cruxtui.tui.columns import Column
 if TYPE_CHECKING:
     from cruxtui.core.perturb import Rejection, TransformSpec, Variant
     from cruxtui.core.reasoning.alignment import Alignment
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
     from cruxtui.core.trace.steps import Step, Trace
 
 

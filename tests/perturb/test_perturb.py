@@ -476,6 +476,7 @@ def test_diffs_as_data() -> None:
 # --- CLI -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.shared_data
 def test_cli_json_variant(capsys: pytest.CaptureFixture[str]) -> None:
     argv = [
         "perturb",
@@ -490,8 +491,6 @@ def test_cli_json_variant(capsys: pytest.CaptureFixture[str]) -> None:
         "3",
         "--json",
     ]
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip("benchmark data not found")
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["id"] == "sample_12~anon~flip-compare-1"
@@ -500,9 +499,8 @@ def test_cli_json_variant(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["input"] == "'If you want to live a happy life! Daniel', 'Daniel'"
 
 
+@pytest.mark.shared_data
 def test_cli_text_shows_diff_and_both_outputs(capsys: pytest.CaptureFixture[str]) -> None:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip("benchmark data not found")
     assert (
         main(
             ["perturb", "--dataset", str(CRUXEVAL_JSONL), "sample_12", "--apply", "flip-compare:1"]
@@ -545,11 +543,10 @@ def test_cli_text_shows_diff_and_both_outputs(capsys: pytest.CaptureFixture[str]
         (["--all", "sample_12"], "give no SAMPLE_ID"),
     ],
 )
+@pytest.mark.shared_data
 def test_cli_errors_are_one_line(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip("benchmark data not found")
     assert main(["perturb", "--dataset", str(CRUXEVAL_JSONL), *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -276,7 +276,7 @@ _JS = """
 
 def export_html(cases: Sequence[FailureCase], title: str = "cruxtui failure gallery") -> str:
     esc = html.escape
-    formatter = HtmlFormatter(cssclass="code", style="default")
+    formatter: HtmlFormatter[str] = HtmlFormatter(cssclass="code", style="default")
     tags = all_tags(cases)
     buttons = ['<button type="button" data-tag="">all</button>'] + [
         f'<button type="button" data-tag="{esc(t)}">{esc(t)}</button>' for t in tags
@@ -305,7 +305,7 @@ def export_html(cases: Sequence[FailureCase], title: str = "cruxtui failure gall
     )
 
 
-def _html_case(case: FailureCase, formatter: HtmlFormatter) -> str:
+def _html_case(case: FailureCase, formatter: HtmlFormatter[str]) -> str:
     esc = html.escape
     div = Divergence.of(case.first_divergence)
     if div and div.line:

@@ -22,11 +22,26 @@ def read_text(
     """The file's text; `expected` names what it should be, for the message about a folder."""
     try:
         return Path(path).read_text(encoding=encoding)
-    except FileNotFoundError:
-        raise UnreadableFile(path, "file not found") from None
-    except IsADirectoryError:
-        raise UnreadableFile(path, f"is a directory, expected {expected}") from None
-    except UnicodeDecodeError as exc:
-        raise UnreadableFile(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(path, exc, expected) from None
+
+
+def read_bytes(path: str | os.PathLike[str], expected: str = "a file") -> bytes:
+    """The file's bytes (for callers that fingerprint exactly what is on disk), same messages."""
+    try:
+        return Path(path).read_bytes()
     except OSError as exc:
-        raise UnreadableFile(path, exc.strerror or str(exc)) from None
+        raise unreadable(path, exc, expected) from None
+
+
+def unreadable(
+    path: str | os.PathLike[str], exc: OSError | UnicodeDecodeError, expected: str
+) -> UnreadableFile:
+    """The `UnreadableFile` saying in words why reading `path` raised `exc`."""
+    if isinstance(exc, UnicodeDecodeError):
+        return UnreadableFile(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    if isinstance(exc, FileNotFoundError):
+        return UnreadableFile(path, "file not found")
+    if isinstance(exc, IsADirectoryError):
+        return UnreadableFile(path, f"is a directory, expected {expected}")
+    return UnreadableFile(path, exc.strerror or str(exc))

@@ -18,6 +18,7 @@ import libcst as cst
 from cruxtui.core.perturb.spec import NotApplicable, SpecError, TransformSpec, UnparsableCode
 
 T = TypeVar("T")
+TreeT = TypeVar("TreeT", bound=cst.CSTNode)
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,14 @@ def call_input(call: cst.Call) -> str:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0]
+
+
+def replaced(tree: TreeT, old: cst.CSTNode, new: cst.CSTNode) -> TreeT:
+    """`tree` with `old` (a node inside it, never `tree` itself) replaced by `new`."""
+    out = tree.deep_replace(old, new)
+    if not isinstance(out, type(tree)):  # only replacing the root could change its type
+        raise TypeError(f"replacing inside a {type(tree).__name__} gave a {type(out).__name__}")
+    return out
 
 
 def code_of(node: cst.CSTNode) -> str:

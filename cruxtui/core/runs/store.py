@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -108,7 +108,7 @@ def public_base_url(url: str | None) -> str | None:
 
 def spec_to_json(spec: Any) -> dict[str, Any]:
     """A model spec (dataclass or mapping) as plain JSON data, with any secret-looking field dropped."""
-    data = asdict(spec) if is_dataclass(spec) else dict(spec)
+    data = _plain_fields(spec)
     clean = {
         k: v for k, v in data.items() if not any(s in k.lower() for s in ("key", "token", "secret"))
     }
@@ -117,8 +117,15 @@ def spec_to_json(spec: Any) -> dict[str, Any]:
     return clean
 
 
+def _plain_fields(obj: Any) -> dict[str, Any]:
+    """A dataclass instance's fields, or a mapping's items, as a new dict."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    return dict(obj)
+
+
 def params_to_json(params: Any) -> dict[str, Any]:
-    data = asdict(params) if is_dataclass(params) else dict(params)
+    data = _plain_fields(params)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items()}
 
 
@@ -157,7 +164,9 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class Generation:
-    """One scored completion of one sample (or variant)."""
+    """One scored completion of one sample (or variant): what the model said, the answer taken
+    from it and the verdict. The one kind of generation: runs store it, cases record it (a case
+    file keeps `CASE_FIELDS`; the store keeps all but `produced` and `extraction_error`)."""
 
     sample_id: str
     index: int
@@ -171,7 +180,16 @@ class Generation:
     tokens_in: int | None = None
     tokens_out: int | None = None
     finish_reason: str | None = None
-    created: float = field(default_factory=time.time)
+    created: float | None = None
+    """When it was stored (the store sets it on adding; None before, and in a case)."""
+    produced: str | None = None
+    """What the answer evaluated to (the verdict's `produced`), when it was evaluated."""
+    extraction_error: str | None = None
+    """Why no answer could be extracted from `raw`, when none could."""
+
+
+CASE_FIELDS = ("raw", "answer", "passed", "kind", "reason", "produced", "extraction_error")
+"""The fields of a `Generation` a case file records (its sample and index are the case's)."""
 
 
 @dataclass(frozen=True)
@@ -428,6 +446,7 @@ class RunStore:
 
     def add_generation(self, run_id: str, gen: Generation) -> bool:
         """Commit one generation now. False if that (sample, index) was already stored."""
+        created = time.time() if gen.created is None else gen.created
         with self._tx() as db:
             cur = db.execute(
                 "INSERT OR IGNORE INTO generations (run, sample_id, idx, raw, answer, kind, passed,"
@@ -447,14 +466,15 @@ class RunStore:
                     gen.tokens_in,
                     gen.tokens_out,
                     gen.finish_reason,
-                    gen.created,
+                    created,
                 ),
             )
-            db.execute("UPDATE runs SET updated = ? WHERE id = ?", (gen.created, run_id))
+            db.execute("UPDATE runs SET updated = ? WHERE id = ?", (created, run_id))
             return cur.rowcount == 1
 
     def add_generations(self, run_id: str, gens: Iterable[Generation]) -> int:
         """Many generations in one transaction (imports); returns how many were new."""
+        now = time.time()
         rows = [
             (
                 run_id,
@@ -470,7 +490,7 @@ class RunStore:
                 g.tokens_in,
                 g.tokens_out,
                 g.finish_reason,
-                g.created,
+                now if g.created is None else g.created,
             )
             for g in gens
         ]
