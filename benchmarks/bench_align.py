@@ -10,7 +10,8 @@ traced and the chain aligned; then
   alarm inside a wrong chain), *late* (after it) or *missed* (nothing contradicted);
 - **false alarm**: a correct chain with any contradicted claim (goal: <= 2%);
 - **from code**: chains whose first divergence lies in code inside the chain (a fenced or
-  indented block, a line of `f` quoted), found here independently of the parser (goal: none);
+  indented block that is Python, a line of `f` quoted), found here independently of the parser,
+  and is not the labelled slip (goal: none);
 
 reported for the tuning and the held-out parts separately, overall, per style and per error
 kind. The held-out part is only ever reported in aggregate: `--show` prints chains of the
@@ -99,9 +100,7 @@ def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict
         contradicted = [j for j in result.judgements if j.verdict == CONTRADICTED]
         record = {"row": row, "div": div, "n_contradicted": len(contradicted)}
         code = code_in_chain(row["text"], samples[row["sample"]]["code"])
-        record["from_code"] = div is not None and any(
-            s < div.claim.end and div.claim.start < e for s, e in code
-        )
+        in_code = div is not None and any(s < div.claim.end and div.claim.start < e for s, e in code)
         if row["correct"]:
             record["verdict"] = "false_alarm" if div is not None else "quiet"
         else:
@@ -116,6 +115,8 @@ def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict
                 record["verdict"] = "early"
             else:
                 record["verdict"] = "late"
+        # A false alarm from code: a divergence inside code that is not the labelled slip.
+        record["from_code"] = in_code and record["verdict"] != "located"
         out.append(record)
     return out
 

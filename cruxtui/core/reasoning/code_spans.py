@@ -54,7 +54,27 @@ def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
         if _is_code_line(stripped, indent, source_lines):
             spans.append((start, end))
         i += 1
-    return _merged(spans)
+    return _without_comments(text, _merged(spans))
+
+
+_COMMENT = re.compile(r"#\s*(?=(?:output|result|returns?|prints?|gives|->|→|=>|==)\b|(?:->|→|=>|==))", re.I)
+
+
+def _without_comments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A comment inside code that states a result (`print(f(x))  # output: [3, 11]`) is the
+    chain's words, not code: it is left readable."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        cur = s
+        for m in _COMMENT.finditer(text, s, e):
+            line_end = text.find("\n", m.start(), e)
+            line_end = e if line_end < 0 else line_end
+            if m.start() > cur:
+                out.append((cur, m.start()))
+            cur = line_end
+        if cur < e:
+            out.append((cur, e))
+    return out
 
 
 def _is_code_block(block: str) -> bool:

@@ -17,13 +17,13 @@ from cruxtui.core.reasoning.claim_types import Claim
 from cruxtui.core.reasoning.literal_scan import value_key
 
 _MARKER = re.compile(
-    r"\b(?:wait|oops|hmm+|whoops|correction|scratch\s+that|on\s+second\s+thought|"
-    r"no,|no\s*[—–-]|no\s+wait|actually|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
+    r"\b(?:wait|oops|whoops|correction|scratch\s+that|on\s+second\s+thought|"
+    r"no,|no\s*[—–-]|no\s+wait|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
     r"mis(?:read|counted|calculated|computed|spoke|took))|let\s+me\s+(?:re-?check|recount|redo|"
     r"recompute|re-?examine|reconsider|correct|re-?calculate|re-?evaluate|re-?do|fix)|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
-    r"I\s+was\s+wrong|not\s+quite|rather,?|correcting|nope|was\s+about\s+to\s+say)\b",
-    re.I,
+    r"I\s+was\s+wrong|not\s+quite|correcting|nope|was\s+about\s+to\s+say)",
+    re.I | re.M,
 )
 _OUTRIGHT = re.compile(
     r"\bno,?\s+wait\b|\bwait,?\s+no\b|\bno\s*[—–-]|\bnope\b|\bwas\s+about\s+to\s+say\b|"
