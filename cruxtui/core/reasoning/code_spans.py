@@ -83,10 +83,10 @@ def _is_code_block(block: str) -> bool:
     lines = block.splitlines()[1:]
     if lines and re.match(r"\s*(```|~~~)", lines[-1]):
         lines = lines[:-1]
-    body = "\n".join(lines)
+    body = "\n".join(lines).replace("??", "None")
     if not body.strip() or _parses(body):
         return True
-    stripped = [ln.strip() for ln in lines if ln.strip()]
+    stripped = [ln.strip().replace("??", "None") for ln in lines if ln.strip()]
     python = sum(1 for ln in stripped if _parses(ln) or _HEADER.match(ln))
     return python * 2 > len(stripped)
 
