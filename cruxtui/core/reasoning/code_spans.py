@@ -57,7 +57,9 @@ def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
     return _without_comments(text, _merged(spans))
 
 
-_COMMENT = re.compile(r"#\s*(?=(?:output|result|returns?|prints?|gives|->|→|=>|==)\b|(?:->|→|=>|==))", re.I)
+_COMMENT = re.compile(
+    r"#\s*(?=(?:output|result|returns?|prints?|gives|->|→|=>|==)\b|(?:->|→|=>|==))", re.I
+)
 
 
 def _without_comments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -189,7 +189,7 @@ _EMPTY_TYPED |= {"set": "set()", "tuple": "()"}
 _RESULT_VERB = re.compile(
     r"\s*`?\s*(?:,\s*)?(?:which\s+)?(?P<verb>returns|return|gives|give|yields|evaluates\s+to|"
     r"equals|is\s+equal\s+to|becomes|produces|results\s+in|outputs|removes|pops|would\s+be|"
-    r"will\s+be|comes\s+out\s+(?:as|to)|is|are|=|->|→|=>|:)(?![\w=])",
+    r"will\s+be|comes\s+out\s+(?:as|to)|is\s+(?:just|simply|only|still|now)|is|are|=|->|→|=>|:)(?![\w=])",
     re.I,
 )
 _EXPR_START = re.compile(r"[A-Za-z_(\[{'\"`.]")
@@ -268,7 +268,7 @@ def find_bindings(text: str, names: set[str]) -> list[Claim]:
 def _line_head(text: str, i: int) -> bool:
     """Is text[i] the first word of its line (after a bullet, a number, `|` or `**`)?"""
     head = text[text.rfind("\n", 0, i) + 1 : i]
-    return re.fullmatch(r"\s*(?:[-*+•]|\d+[.)]|\|)?\s*(?:\*\*|__)?\s*", head) is not None or bool(
+    return re.fullmatch(r"\s*(?:[-*+•]|\d+[.)]|\|)?\s*(?:\*\*|__)?\s*`?", head) is not None or bool(
         re.search(r"\|\s*$", head)
     )
 
@@ -502,6 +502,14 @@ def resolve_expression(src: str, facts: CodeFacts) -> str | None:
     return lead
 
 
+def _parses_as_expression(src: str) -> bool:
+    try:
+        ast.parse(src, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def _looks_like_condition(cond: str, known: Iterable[str]) -> bool:
     """A comparison or test, a closed expression, or one of the code's own conditions
     ("`result` evaluates to True" when the code says `if result:`)."""
@@ -547,6 +555,15 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
             .strip("`,?:")
             .strip()
         )
+        if not _parses_as_expression(cond):
+            # "isalnum() is False and '-' not in valid_chars is True": the condition is the
+            # longest tail of the clause that is an expression.
+            for cut in re.finditer(r"\s(?:and|but|so|while|yet)\s+|[,:;]\s+", cond):
+                tail = cond[cut.end() :].strip("` ")
+                if _parses_as_expression(tail) and _looks_like_condition(tail, known):
+                    cond_start += text[cond_start:].find(tail) if tail in text[cond_start:] else 0
+                    cond = tail
+                    break
         if not _looks_like_condition(cond, known):
             continue
         if re.search(
@@ -1121,6 +1138,36 @@ _APPENDS_RE = re.compile(
 )
 
 
+_TURNS_RE = re.compile(
+    r"`?\.?(?P<method>[a-z_]+)(?:\(\))?`?\s+(?:turns|converts|changes|makes|maps|transforms)\s+"
+    r"(?P<lit>'[^'\n]*'|\"[^\"\n]*\")\s+(?:into|to)\s+",
+    re.I,
+)
+_STR_METHODS = frozenset(
+    ["upper", "lower", "casefold", "title", "capitalize", "swapcase", "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines"]
+)
+
+
+def find_transforms(text: str) -> list[Claim]:
+    """ "casefold turns 'hELLO' into 'hello'": a string method applied to a written value, a
+    closed expression whatever the frame holds."""
+    claims: list[Claim] = []
+    for m in _TURNS_RE.finditer(text):
+        method = m.group("method").lower()
+        if method not in _STR_METHODS or not is_literal(m.group("lit")):
+            continue
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        expr = f"{m.group('lit')}.{method}()"
+        claims.append(
+            Claim(
+                EXPRESSION, text[m.start() : got[0]], got[1], name=expr, start=m.start(), end=got[0]
+            )
+        )
+    return claims
+
+
 def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
     "`s.append(len(s))` appends 4" (the value the call's argument has)."""
@@ -1262,6 +1309,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
+        + find_transforms(text)
     )
     anaphora = find_anaphora(text, facts)
     chosen: list[Claim] = []
