@@ -555,6 +555,12 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
             .strip("`,?:")
             .strip()
         )
+        inner = list(re.finditer(r"\bis\s+(?:True|False)\s*(?:,\s*)?(?:and|but|while)\s+", cond))
+        if inner:  # "a is False and b is True": two claims; this one is about b
+            tail = cond[inner[-1].end() :].strip("` ")
+            if tail and tail in text[cond_start:]:
+                cond_start += text[cond_start:].find(tail)
+                cond = tail
         if not _parses_as_expression(cond):
             # "isalnum() is False and '-' not in valid_chars is True": the condition is the
             # longest tail of the clause that is an expression.
