@@ -133,6 +133,11 @@ def check_sample_ids(
         )
 
 
+def write_generations(path: str | os.PathLike[str], generations: Generations) -> None:
+    """Write a generations file atomically, in the benchmark's format (`cruxtui export`)."""
+    atomic_write_text(path, json.dumps(generations, indent=1) + "\n")
+
+
 def write_scored(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
     """Write a scored document atomically (a failure leaves no partial file)."""
     atomic_write_text(path, json.dumps(document, indent=None, ensure_ascii=False) + "\n")

@@ -9,7 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
@@ -65,8 +65,8 @@ class BrowseScreen(Screen[None]):
         Binding("q", "app.quit", "Quit", id="browse.quit"),
     ]
 
-    sort: reactive[Sort] = reactive(Sort(), init=False)
-    """The table's order; setting it redraws the table."""
+    sort: var[Sort] = var(Sort(), init=False)
+    """The table's order; setting it redraws the table (a `var`: the screen itself need not repaint)."""
 
     def __init__(self, state: AppState) -> None:
         super().__init__()
