@@ -19,6 +19,7 @@ from cruxtui.core.reasoning.claim_types import (
     CONDITION,
     EXPRESSION,
     ITERATION,
+    LOOP_COUNT,
     RETURN,
     Chain,
     Claim,
@@ -171,6 +172,7 @@ def parse_prose(text: str, code: str) -> Chain:
         step.claims = [c for c in claims if c.kind != ITERATION or c.ordinal]
         steps.append(step)
     _returned_across(masked, steps)
+    _last_iteration(masked, steps)
     if block is not None:
         claim = block_claim(block)
         step = ReasoningStep(len(steps), block.group(0).strip(), block.start(), block.end())
@@ -255,3 +257,25 @@ def _quoted_condition(words: str, claims: list[Claim], facts: Any) -> None:
     for c in claims:
         if c.kind == CONDITION and c.condition is None and c.name is None:
             c.condition = named[0]
+
+
+_FINISHES = re.compile(
+    r"\b(?:that|this|which)\s+(?:finishes|ends|completes|concludes)\s+the\s+(?:\w+\s+)?loop\b|"
+    r"\b(?:that|this)\s+(?:is|was)\s+the\s+(?:last|final)\s+(?:iteration|pass|round)\b",
+    re.I,
+)
+
+
+def _last_iteration(masked: str, steps: list[ReasoningStep]) -> None:
+    """ "In the sixth iteration ... That finishes the loop": the loop ran six times."""
+    last: int | None = None
+    for step in steps:
+        named = [c.ordinal for c in step.claims if c.kind == ITERATION and c.ordinal]
+        m = _FINISHES.search(masked, step.start, step.end)
+        if m and (named or last):
+            n = max(named) if named else last
+            claim = Claim(LOOP_COUNT, m.group(0), str(n), start=m.start(), end=m.end())
+            step.claims.append(claim)
+            step.claims.sort(key=lambda c: c.start)
+        if named:
+            last = max(named)

@@ -165,7 +165,7 @@ _ASSERT_RE = re.compile(r"assert\s+f\((?P<args>.*)\)\s*==\s*(?P<out>.+?)\s*$", r
 _ACTION_BEFORE = re.compile(
     r"\b(?:append(?:s|ed|ing)?|add(?:s|ed|ing)?|insert(?:s|ed|ing)?|remov(?:e|es|ed|ing)|"
     r"push(?:es|ed|ing)?|pop(?:s|ped|ping)?|extend(?:s|ed|ing)?|prepend(?:s|ed|ing)?|"
-    r"concatenat\w*|join(?:s|ed|ing)?|multipl\w*|subtract\w*|divid\w*|plus|minus|times|with|by|"
+    r"concatenat\w*|join(?:s|ed|ing)?|multipl\w*|subtract\w*|divid\w*|plus|minus|times|by|"
     r"using|call(?:s|ed|ing)?|pass(?:es|ed|ing)?|replac\w*|delet\w*|strip\w*|split\w*|"
     r"sort(?:s|ed|ing)?|revers\w*|count(?:s|ed|ing)?|find(?:s|ing)?|search\w*|look\w*\s+(?:up|for)|"
     r"iterat\w*\s+over|loop\w*\s+over|over|through)\s+(?:the\s+)?(?:(?:list|string|dict|set|"
@@ -913,7 +913,13 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
             vals = f"[{m.group('one')}]"
         claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
     for m in _RANGE_GIVES.finditer(text):
-        vals = _values_list(m.group("vals"))
+        words = m.group("vals")
+        named = re.match(r"\s*(?:only\s+)?[A-Za-z_]\w*\s*=\s*", words)
+        if named:  # "range(0, 0, -3) gives i = 0": the values of the loop variable
+            rest = words[named.end() :].strip()
+            one = re.fullmatch(r"(-?\d+)(?:\s+(?:once|only))?", rest)
+            words = f"[{one.group(1)}]" if one else rest
+        vals = _values_list(words)
         if vals is None:
             continue
         expr = resolve_expression(m.group("expr"), facts)
@@ -1150,7 +1156,20 @@ _TURNS_RE = re.compile(
     re.I,
 )
 _STR_METHODS = frozenset(
-    ["upper", "lower", "casefold", "title", "capitalize", "swapcase", "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines"]
+    [
+        "upper",
+        "lower",
+        "casefold",
+        "title",
+        "capitalize",
+        "swapcase",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "split",
+        "rsplit",
+        "splitlines",
+    ]
 )
 
 
