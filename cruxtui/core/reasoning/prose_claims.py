@@ -150,7 +150,7 @@ _RETURN_RE = re.compile(
     r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|\bthat\s+|^)"
     r"(?:will\s+|would\s+|should\s+|must\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*"
     r"returns?\s+(?:the\s+value\s+)?"
-    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer)|\bthe\s+final\s+result|\b(?:the\s+)?return\s+value"
+    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer)|\bthe\s+final\s+(?:result|value)|\b(?:the\s+)?return\s+value"
     r"|\bthe\s+result(?=\s+of\s+(?:the\s+)?(?:function|f\b|call|`?f\()))(?:\s+of\s+(?:the\s+)?"
     r"(?:function|f|call|`?f\([^\n]*?\)`?))?\s+(?:is|will\s+be|would\s+be|should\s+be|=)\s+"
     r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*"
@@ -1193,6 +1193,48 @@ def find_transforms(text: str) -> list[Claim]:
     return claims
 
 
+_SETS_RE = re.compile(
+    r"\b(?:sets|set|assigns|stores)\s+`?(?P<subj>[A-Za-z_]\w*(?:\[[^\]\n]{1,40}\])*)`?\s+(?:to|=)\s+",
+    re.I,
+)
+
+
+def find_sets(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "it sets a['foo'] to 'bar'", "sets count to 3": the subject's value once it is set."""
+    claims: list[Claim] = []
+    for m in _SETS_RE.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        subj = m.group("subj")
+        if subj in facts.names:
+            claims.append(
+                Claim(
+                    BINDING,
+                    text[m.start() : got[0]],
+                    got[1],
+                    name=subj,
+                    change=True,
+                    start=m.start(),
+                    end=got[0],
+                )
+            )
+            continue
+        expr = resolve_expression(subj, facts)
+        if expr is not None and "[" in subj:
+            claims.append(
+                Claim(
+                    EXPRESSION,
+                    text[m.start() : got[0]],
+                    got[1],
+                    name=expr,
+                    start=m.start(),
+                    end=got[0],
+                )
+            )
+    return claims
+
+
 def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
     "`s.append(len(s))` appends 4" (the value the call's argument has)."""
@@ -1335,6 +1377,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_effects(text, facts)
         + find_arithmetic(text)
         + find_transforms(text)
+        + find_sets(text, facts)
     )
     anaphora = find_anaphora(text, facts)
     chosen: list[Claim] = []
