@@ -100,7 +100,9 @@ def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict
         contradicted = [j for j in result.judgements if j.verdict == CONTRADICTED]
         record = {"row": row, "div": div, "n_contradicted": len(contradicted)}
         code = code_in_chain(row["text"], samples[row["sample"]]["code"])
-        in_code = div is not None and any(s < div.claim.end and div.claim.start < e for s, e in code)
+        in_code = div is not None and any(
+            s < div.claim.end and div.claim.start < e for s, e in code
+        )
         if row["correct"]:
             record["verdict"] = "false_alarm" if div is not None else "quiet"
         else:

@@ -37,6 +37,7 @@ from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
 from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, literal_value, value_key
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
+from cruxtui.core.util import safe_ast
 
 NEAR = 3
 """How many pinned steps away a claimed value still counts as a placement slip."""
@@ -196,7 +197,7 @@ class Judge:
     def _names_in(self, text: str) -> bool:
         """Does `text` use a variable of the code (`list` may be the code's own, not the type)?"""
         try:
-            tree = ast.parse(text.strip().strip("`"), mode="eval")
+            tree = safe_ast.parse(text.strip().strip("`"), mode="eval")
         except SyntaxError:
             return False
         return any(isinstance(n, ast.Name) and n.id in self.names for n in ast.walk(tree))
@@ -726,7 +727,7 @@ def _same_type(claimed: str, true: str | None) -> bool:
 
 def _names_of(src: str) -> set[str]:
     try:
-        tree = ast.parse(src, mode="eval")
+        tree = safe_ast.parse(src, mode="eval")
     except SyntaxError:
         return set()
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"bool"}

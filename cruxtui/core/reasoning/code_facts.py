@@ -8,6 +8,8 @@ import ast
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from cruxtui.core.util import safe_ast
+
 
 @dataclass
 class CodeFacts:
@@ -48,7 +50,7 @@ def code_facts(code: str) -> CodeFacts:
     lines = code.splitlines()
     facts = CodeFacts(lines, source_lines={ln.strip() for ln in lines if len(ln.strip()) >= 4})
     try:
-        tree = ast.parse(code)
+        tree = safe_ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return facts
     for node in ast.walk(tree):

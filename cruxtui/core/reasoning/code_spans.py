@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 import re
 
+from cruxtui.core.util import safe_ast
+
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s")
 _PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.)\s")
@@ -101,7 +103,7 @@ def _is_code_line(stripped: str, indent: int, source_lines: set[str]) -> bool:
     if _BULLET.match(stripped) or not _parses(stripped):
         return False
     try:
-        body = ast.parse(stripped).body
+        body = safe_ast.parse(stripped).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     if all(_reports_values(node) for node in body):
@@ -145,7 +147,7 @@ def _is_literal_node(node: ast.expr) -> bool:
 
 def _parses(source: str) -> bool:
     try:
-        ast.parse(source)
+        safe_ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -199,12 +201,12 @@ def inline_code(text: str, source_lines: set[str]) -> list[tuple[int, int]]:
             out.append((m.start(), m.end()))
             continue
         try:
-            ast.parse(inner, mode="eval")
+            safe_ast.parse(inner, mode="eval")
             continue  # an expression: a subject or a value
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
         if _parses(inner):
-            body = ast.parse(inner).body
+            body = safe_ast.parse(inner).body
             if not all(_reports_values(n) for n in body):
                 out.append((m.start(), m.end()))
         elif re.match(r"(?:def|for|while|if|elif|return|lambda)\b", inner):

@@ -17,6 +17,7 @@ from typing import Any
 from cruxtui.core.reasoning.claim_types import BINDING, CONDITION, EXPRESSION, Claim
 from cruxtui.core.reasoning.literal_scan import OPAQUE, value_key
 from cruxtui.core.reasoning.trace_positions import Positions
+from cruxtui.core.util import safe_ast
 
 JOB = "cruxtui.core.sandbox.jobs.claim_eval:evaluate"
 MAX_STATES = 400
@@ -34,7 +35,7 @@ def subject_expression(claim: Claim) -> str | None:
 
 def _names(src: str) -> tuple[str, ...] | None:
     try:
-        tree = ast.parse(src, mode="eval")
+        tree = safe_ast.parse(src, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     bound = {

@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
+from typing import Any
 
 from cruxtui.core.reasoning.claim_types import EMPTY
+from cruxtui.core.util import safe_ast
 
 _NUMBER = re.compile(r"-?(?:\d+\.\d+(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?|\.\d+)j?")
 _KEYWORD = re.compile(r"(?:True|False|None)\b")
@@ -189,7 +191,7 @@ def _is_expression(text: str) -> bool:
     if re.search(r"\b(?:and|or|not|is|if|in|for)\b", text):
         return False  # words: "nums is not empty and count % 2 == 0" states no value of nums
     try:
-        ast.parse(text.strip().strip("`").strip(), mode="eval")
+        safe_ast.parse(text.strip().strip("`").strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -221,10 +223,19 @@ def _canon(obj: object) -> object:
     if isinstance(obj, list | tuple):
         return (type(obj).__name__, tuple(_canon(x) for x in obj))
     if isinstance(obj, set | frozenset):
-        return ("set", tuple(sorted(repr(_canon(x)) for x in obj)))
+        return ("set", _sorted([_canon(x) for x in obj]))
     if isinstance(obj, dict):
-        return ("dict", tuple(sorted((repr(_canon(k)), repr(_canon(v))) for k, v in obj.items())))
+        return ("dict", _sorted([(_canon(k), _canon(v)) for k, v in obj.items()]))
     return ("other", repr(obj))
+
+
+def _sorted(keys: list[Any]) -> tuple[Any, ...]:
+    """Keys in a fixed order. Sorted as they are, never by their repr: a repr of a nested key's
+    repr doubles its backslashes at every level (200 nested dicts would need 2**200 bytes)."""
+    try:
+        return tuple(sorted(keys))
+    except TypeError:
+        return tuple(sorted(keys, key=hash))
 
 
 @lru_cache(maxsize=65536)

@@ -35,6 +35,7 @@ from cruxtui.core.reasoning.literal_scan import (
     is_literal,
     scan_literal,
 )
+from cruxtui.core.util import safe_ast
 
 _BIND_VERB = (
     r"(?:(?:is\s+|gets\s+|was\s+)?(?:incremented|decremented|increased|decreased|reduced|extended|"
@@ -335,7 +336,7 @@ def _mutated_receiver(src: str, facts: CodeFacts) -> str | None:
     """`x.append(3)`, `d.update(e)`: the variable such a call changes (its result is None); ""
     for a mutating call on something else; None when `src` does not mutate."""
     try:
-        node = ast.parse(src, mode="eval").body
+        node = safe_ast.parse(src, mode="eval").body
     except SyntaxError:
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -349,7 +350,7 @@ def _mutated_receiver(src: str, facts: CodeFacts) -> str | None:
 
 def _is_test(src: str) -> bool:
     try:
-        node = ast.parse(src, mode="eval").body
+        node = safe_ast.parse(src, mode="eval").body
     except SyntaxError:
         return False
     return (
@@ -426,7 +427,7 @@ def _is_subject_expression(src: str) -> bool:
         return False
     lead = src.lstrip(".")
     try:
-        node = ast.parse(lead, mode="eval").body
+        node = safe_ast.parse(lead, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return isinstance(node, ast.Call | ast.Subscript | ast.Compare | ast.BinOp | ast.BoolOp) or (
@@ -473,7 +474,7 @@ def resolve_expression(src: str, facts: CodeFacts) -> str | None:
     expression of literals only (`'abc'.upper()`) resolves to itself."""
     lead = src.strip().lstrip(".")
     try:
-        node = ast.parse(lead, mode="eval").body
+        node = safe_ast.parse(lead, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if (
@@ -487,7 +488,7 @@ def resolve_expression(src: str, facts: CodeFacts) -> str | None:
             return None
         lead = f"{next(iter(receivers))}.{lead}"
         try:
-            node = ast.parse(lead, mode="eval").body
+            node = safe_ast.parse(lead, mode="eval").body
         except SyntaxError:
             return None
     for n in ast.walk(node):
@@ -504,7 +505,7 @@ def resolve_expression(src: str, facts: CodeFacts) -> str | None:
 
 def _parses_as_expression(src: str) -> bool:
     try:
-        ast.parse(src, mode="eval")
+        safe_ast.parse(src, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -517,7 +518,7 @@ def _looks_like_condition(cond: str, known: Iterable[str]) -> bool:
         return False
     if _COND_SHAPE.search(cond):
         try:
-            ast.parse(cond, mode="eval")
+            safe_ast.parse(cond, mode="eval")
             return True
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return bool(re.fullmatch(r"[\w\s.'\"()\[\]<>=!%+\-*/,]+", cond))
@@ -1262,12 +1263,15 @@ def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
         if got is None:
             continue
         try:
-            call = ast.parse(m.group("call"), mode="eval").body
+            call = safe_ast.parse(m.group("call"), mode="eval").body
         except SyntaxError:
             continue
         if not isinstance(call, ast.Call) or not call.args:
             continue
-        arg = ast.unparse(call.args[-1])
+        try:
+            arg = ast.unparse(call.args[-1])
+        except RecursionError:
+            continue
         if is_literal(arg):
             continue
         expr = resolve_expression(arg, facts)
@@ -1295,6 +1299,9 @@ def find_arithmetic(text: str) -> list[Claim]:
         if got is None:
             continue
         line_start = max(text.rfind("\n", 0, m.start()), text.rfind(": ", 0, m.start()) + 1, 0)
+        line_start = max(
+            line_start, m.start() - 120
+        )  # worked arithmetic is short; bounds the search
         head = text[line_start : m.start()]
         best = None
         for k in range(len(head)):
@@ -1304,7 +1311,7 @@ def find_arithmetic(text: str) -> list[Claim]:
             if not src or src[0] in "=":
                 continue
             try:
-                node = ast.parse(src, mode="eval").body
+                node = safe_ast.parse(src, mode="eval").body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
             if any(isinstance(n, ast.Name | ast.Attribute | ast.Call) for n in ast.walk(node)):

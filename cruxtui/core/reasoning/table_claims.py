@@ -18,6 +18,7 @@ from cruxtui.core.reasoning.claim_types import BINDING, CONDITION, EXPRESSION, C
 from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.literal_scan import is_literal
 from cruxtui.core.reasoning.prose_claims import resolve_expression
+from cruxtui.core.util import safe_ast
 
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _ARROW = re.compile(r"\s+(?:->|→|=>)\s+")
@@ -47,7 +48,7 @@ def _column(header: str, facts: CodeFacts, names_here: set[str]) -> Column | Non
     if (m := _AFTER.match(h)) and m.group(1) in facts.names:
         return Column("after", m.group(1))
     try:
-        ast.parse(h, mode="eval")
+        safe_ast.parse(h, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return Column("question" if question else "expr", h)
@@ -160,16 +161,19 @@ def _substituted(expr: str, row: dict[str, str], facts: CodeFacts) -> str | None
     """The column's expression over f's frame, with the row's values written in for the names
     that are other columns but not variables of f."""
     try:
-        tree = ast.parse(expr, mode="eval")
+        tree = safe_ast.parse(expr, mode="eval")
     except SyntaxError:
         return None
 
     class Fill(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id not in facts.names and node.id in row:
-                parsed = ast.parse(row[node.id], mode="eval").body
+                parsed = safe_ast.parse(row[node.id], mode="eval").body
                 return ast.copy_location(parsed, node)
             return node
 
-    filled = ast.unparse(Fill().visit(tree))
+    try:
+        filled = ast.unparse(Fill().visit(tree))
+    except RecursionError:
+        return None
     return resolve_expression(filled, facts)

@@ -25,6 +25,7 @@ import ast
 from types import CodeType, FrameType, FunctionType
 from typing import Any
 
+from cruxtui.core.util import safe_ast
 from cruxtui.core.util.bounded_repr import bounded_repr
 
 MAX_PER_LINE = 12
@@ -155,7 +156,7 @@ class LineTable:
         self.loop_body: dict[int, tuple[int, int]] = {}
         """`for` header line -> its body's lines: the iterable is evaluated on entering only."""
         try:
-            tree = ast.parse(code)
+            tree = safe_ast.parse(code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         self._lines = code.splitlines()
