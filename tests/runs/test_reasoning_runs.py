@@ -3,7 +3,6 @@ store; and a run store made by the first release, opened and migrated in place."
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -15,7 +14,9 @@ from cruxtui.core.runs.runner import Runner, prepare_run
 from cruxtui.core.runs.store import SCHEMA_VERSION, RunStore
 from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
 
-FIXTURE = Path(__file__).parent / "fixtures" / "store-0.1.0.sqlite"
+# The store as SQL text (a database file is not kept in git): `sqlite3 OLD.sqlite .dump` of the
+# file the released code wrote, plus its user_version.
+FIXTURE = Path(__file__).parent / "fixtures" / "store-0.1.0.sql"
 FAST = RetryPolicy(attempts=2, base_delay=0.01)
 
 
@@ -133,11 +134,13 @@ async def test_thinking_is_stored_apart_and_a_cut_gets_its_reason(
 
 
 def test_a_store_made_by_the_first_release_opens_and_migrates_in_place(tmp_path: Path) -> None:
-    """tests/runs/fixtures/store-0.1.0.sqlite was written by the released code (commit 2359a2b,
-    fixtures/make_old_store.py): every run, generation and failure survives, and the new columns
-    are there, empty, for old rows."""
+    """tests/runs/fixtures/store-0.1.0.sql is the dump of a store written by the released code
+    (commit 2359a2b, fixtures/make_old_store.py): every run, generation and failure survives, and
+    the new columns are there, empty, for old rows."""
     path = tmp_path / "runs.sqlite"
-    shutil.copy(FIXTURE, path)
+    made = sqlite3.connect(path)
+    made.executescript(FIXTURE.read_text())
+    made.close()
     before = sqlite3.connect(path)
     old_rows = before.execute("SELECT * FROM generations ORDER BY sample_id, idx").fetchall()
     old_runs = before.execute("SELECT * FROM runs ORDER BY id").fetchall()
