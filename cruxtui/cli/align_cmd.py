@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from cruxtui.cli.errors import CliError
 from cruxtui.cli.options import Subparsers, add_dataset_option
+from cruxtui.cli.runs_cmd import add_store_option, open_store
 from cruxtui.core.data.textfile import UnreadableFile, read_text
 
 if TYPE_CHECKING:
@@ -32,11 +33,21 @@ def register(sub: Subparsers) -> None:
         "--task",
         choices=("output", "input"),
         default="output",
-        help="the task the chain answers (input: the call in its answer is traced)",
+        help="the task the chain answers (input: the call in its answer is traced); with --run, "
+        "the run's task",
+    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--cot", metavar="FILE", help="the chain of thought text; - for stdin")
+    source.add_argument(
+        "--run",
+        metavar="RUN",
+        help="take the chain from a stored generation of this run (see `cruxtui generations`): "
+        "a reasoning model's thinking, then its answer text",
     )
     p.add_argument(
-        "--cot", metavar="FILE", required=True, help="the chain of thought text; - for stdin"
+        "--index", type=int, default=0, metavar="I", help="which generation of --run (default 0)"
     )
+    add_store_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--extract-with",
@@ -50,6 +61,25 @@ def register(sub: Subparsers) -> None:
         help="the model to ask with --extract-with (default: the endpoint's, or the first listed)",
     )
     p.set_defaults(func=run)
+
+
+def _chain_from_run(args: argparse.Namespace) -> str:
+    """The stored generation's thinking and answer text, as one chain of thought."""
+    from cruxtui.core.models.thinking import chain_of_thought
+    from cruxtui.core.runs.store import RunStoreError
+
+    with open_store(args) as store:
+        try:
+            info = store.run(args.run)
+        except RunStoreError as exc:
+            raise CliError(str(exc)) from None
+        gens = [g for g in store.generations(info.id, args.sample) if g.index == args.index]
+    if not gens:
+        raise CliError(f"run {info.id} has no generation {args.index} of {args.sample!r}")
+    gen = gens[0]
+    args.task = info.config.task  # the chain answers the run's task
+    # The stored text already begins with the prompt's response prefix (the runner keeps it).
+    return chain_of_thought(gen.reasoning, gen.raw)
 
 
 def _read_cot(path: str) -> str:
@@ -67,9 +97,12 @@ def run(args: argparse.Namespace) -> int:
     from cruxtui.core.reasoning.chain_parse import parse_chain
     from cruxtui.core.trace.steps import trace_sample
 
-    text = _read_cot(args.cot)
+    text = _read_cot(args.cot) if args.cot is not None else _chain_from_run(args)
     if not text.strip():
-        raise CliError(f"{'stdin' if args.cot == '-' else args.cot}: the chain of thought is empty")
+        where = (
+            args.cot if args.cot not in (None, "-") else ("stdin" if args.cot else "the generation")
+        )
+        raise CliError(f"{where}: the chain of thought is empty")
     dataset = open_dataset(args)
     sample = dataset.get(args.sample)
     if sample is None:
