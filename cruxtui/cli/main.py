@@ -29,6 +29,7 @@ COMMANDS = (
     "export",  # live models and stored runs
     "perturb",
     "cases",  # variants and the failure gallery
+    "serve",  # the TUI in a web browser
 )
 
 
