@@ -116,16 +116,15 @@ async def runner_pass(
 
 async def tui_lag(dataset: Dataset, url: str, tick: float = 0.005) -> dict[str, float]:
     """Event-loop stalls (s) in the headless app while the run panel streams 10 generations."""
-    import argparse as ap
-
     from textual.widgets import Input
 
     from cruxtui.tui.app import CruxApp
+    from cruxtui.tui.state import TuiOptions
     from cruxtui.tui.widgets.generation_stream import GenerationStream
     from cruxtui.tui.widgets.run_panel import RunPanel
 
     store = Path(tempfile.mkdtemp()) / "runs.sqlite"
-    app = CruxApp(dataset, ap.Namespace(store=str(store), endpoint=url))
+    app = CruxApp(dataset, TuiOptions(store=str(store), endpoint=url))
     lags: list[float] = []
     work: list[float] = []
     """CPU time the event-loop thread itself used within each tick: on a busy machine a stall is

@@ -89,7 +89,7 @@ async def bench_open(samples: list[Sample], runs: int = 15) -> None:
         await pilot.pause()
         for _ in range(runs):
             t0 = time.perf_counter()
-            await app.push_screen(TraceScreen(sample, trace=big))
+            await app.push_screen(TraceScreen(app.state, sample, trace=big))
             await pilot.pause()
             opening.append((time.perf_counter() - t0) * 1000)
             screen = app.screen

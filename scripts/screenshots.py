@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(REPO))
 
 from cruxtui.core.data.dataset import Dataset, load_dataset  # noqa: E402
 from cruxtui.tui.app import CruxApp  # noqa: E402
+from cruxtui.tui.state import TuiOptions  # noqa: E402
 
 SIZE = (110, 34)
 Drive = Callable[[Pilot], Awaitable[None]]
@@ -59,14 +61,16 @@ After sorting in reverse, the function returns [(4, 1), (4, 1), (4, 1), (4, 1), 
 
 async def trace_reasoning(pilot: Pilot) -> None:
     """Trace screen of the first sample with a (wrong) chain of thought aligned beside it."""
-    from cruxtui.tui.widgets.reasoning_view import show_reasoning
+    from cruxtui.tui.screens.trace_screen import TraceScreen
 
     await pilot.press("enter")
     await pilot.pause()
     await pilot.press("t")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
-    show_reasoning(pilot.app.screen, SAMPLE_0_CHAIN, "pasted")
+    screen = pilot.app.screen
+    assert isinstance(screen, TraceScreen)
+    screen.show_reasoning(SAMPLE_0_CHAIN, "pasted")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.press("d")
@@ -75,7 +79,6 @@ async def trace_reasoning(pilot: Pilot) -> None:
 
 async def cases(pilot: Pilot) -> None:
     """The Cases screen on the example gallery in cases/ (real Code Llama failures)."""
-    pilot.app.options.cases = str(REPO / "cases")
     await pilot.press("C")
     await pilot.pause()
 
@@ -113,15 +116,13 @@ async def perturb(pilot: Pilot) -> None:
 async def run_panel(pilot: Pilot) -> None:
     """Run panel on the first sample: a local model (the test server, right or wrong at random)
     streamed three generations; each got its verdict. The run goes to a throwaway store."""
-    import tempfile
-
     from textual.widgets import Input
 
     from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
 
     app = pilot.app
-    app.options.store = str(Path(tempfile.mkdtemp()) / "runs.sqlite")
-    with FakeOpenAI(CruxevalResponder(app.dataset.samples, "mixed"), chunk_chars=6) as server:
+    assert isinstance(app, CruxApp)
+    with FakeOpenAI(CruxevalResponder(app.state.dataset.samples, "mixed"), chunk_chars=6) as server:
         await pilot.press("enter")
         await pilot.pause()
         await pilot.press("r")
@@ -140,29 +141,27 @@ async def run_panel(pilot: Pilot) -> None:
 async def runs(pilot: Pilot) -> None:
     """Runs screen: a direct and a chain-of-thought run of a local model over 60 samples,
     compared (pass@1 with intervals, the samples where they disagree)."""
-    import tempfile
-
     from cruxtui.core.models import ModelSpec, SamplingParams, make_backend
     from cruxtui.core.runs.runner import Runner, prepare_run
     from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
-    from cruxtui.tui.run_store import app_store
 
     app = pilot.app
-    app.options.store = str(Path(tempfile.mkdtemp()) / "runs.sqlite")
-    samples = {s.id: s for s in app.dataset.samples[:60]}
+    assert isinstance(app, CruxApp)
+    store = app.state.run_store
+    samples = {s.id: s for s in app.state.dataset.samples[:60]}
     with FakeOpenAI(CruxevalResponder(samples.values(), "mixed", accuracy=0.6)) as server:
         for seed, mode in enumerate(("direct", "cot")):
             backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"))
             _, plan = prepare_run(
-                app_store(app),
+                store,
                 backend,
-                dataset_digest=app.dataset.digest,
+                dataset_digest=app.state.dataset.digest,
                 task="output",
                 mode=mode,
                 style="chat",
                 params=SamplingParams(n=3, seed=seed),
             )
-            await Runner(plan, app_store(app), samples).run(list(samples))
+            await Runner(plan, store, samples).run(list(samples))
             await backend.aclose()
     await pilot.press("R", "space", "down", "space", "c")
     await pilot.pause()
@@ -173,9 +172,8 @@ CODELLAMA_OUTPUT = REPO.parent / "shared" / "data" / "generations" / "codellama-
 
 async def scored(pilot: Pilot) -> None:
     """Browse with Code Llama 7B's released output generations scored: failures only, worst first."""
-    from cruxtui.tui.scored_set import load
-
-    load(pilot.app, str(CODELLAMA_OUTPUT / "generations.json"), "output")
+    assert isinstance(pilot.app, CruxApp)
+    pilot.app.load_generations(str(CODELLAMA_OUTPUT / "generations.json"), "output")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.press("F", "o", "o", "o", "o", "o")  # failures only; sort by the pass column
@@ -184,14 +182,25 @@ async def scored(pilot: Pilot) -> None:
 
 async def sample_scored(pilot: Pilot) -> None:
     """A sample's ten generations from that set, each with its verdict and reason."""
-    from cruxtui.tui.scored_set import load
-
-    load(pilot.app, str(CODELLAMA_OUTPUT / "generations.json"), "output")
+    assert isinstance(pilot.app, CruxApp)
+    pilot.app.load_generations(str(CODELLAMA_OUTPUT / "generations.json"), "output")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     pilot.app.open_sample("sample_85")
     await pilot.pause()
 
+
+def throwaway_store() -> TuiOptions:
+    return TuiOptions(store=str(Path(tempfile.mkdtemp()) / "runs.sqlite"))
+
+
+OPTIONS: dict[str, Callable[[], TuiOptions]] = {
+    "run-panel": throwaway_store,
+    "runs": throwaway_store,
+    "cases": lambda: TuiOptions(cases=str(REPO / "cases")),
+    "cases-replay": lambda: TuiOptions(cases=str(REPO / "cases")),
+}
+"""The options a shot's app starts with (the command line's flags), where it needs any."""
 
 SHOTS: dict[str, Drive] = {
     "scored": scored,
@@ -216,7 +225,7 @@ def default_dataset() -> Dataset:
 
 
 async def shoot(name: str, drive: Drive, out: Path) -> Path:
-    app = CruxApp(default_dataset())
+    app = CruxApp(default_dataset(), OPTIONS.get(name, TuiOptions)())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await drive(pilot)

@@ -10,10 +10,14 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cruxtui import __version__
 from cruxtui.cli.errors import CliError
 from cruxtui.cli.options import add_dataset_option
+
+if TYPE_CHECKING:
+    from cruxtui.tui.state import TuiOptions
 
 # Subcommand modules `cruxtui.cli.<name>_cmd`; each defines `register(subparsers) -> None`
 # and sets `func=` on its parser. Order here is the order in `--help`.
@@ -60,6 +64,7 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME_OR_URL",
         help="endpoint (config.toml name or base URL) the run panel starts with",
     )
+    parser.add_argument("--model", metavar="NAME", help="model the run panel starts with")
     parser.add_argument(
         "--no-step-counts",
         dest="step_counts",
@@ -94,9 +99,25 @@ def open_tui(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     from cruxtui.tui.app import CruxApp
 
-    app = CruxApp(dataset, options=args)
+    app = CruxApp(dataset, tui_options(args))
     app.run()
     return app.return_code or 0
+
+
+def tui_options(args: argparse.Namespace) -> TuiOptions:
+    """The TUI's typed options from the flags `add_tui_options` defines (the TUI never reads
+    the command line itself)."""
+    from cruxtui.tui.state import TuiOptions
+
+    return TuiOptions(
+        store=args.store,
+        endpoint=args.endpoint,
+        model=args.model,
+        generations=args.generations,
+        task=args.task,
+        cases=args.cases,
+        step_counts=args.step_counts,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,34 +1,46 @@
-"""CruxApp: the Textual application. It owns the open dataset and what features register on it
-(extra Browse columns and filters); screens read that state and stay thin."""
+"""CruxApp: the Textual application. It owns the `AppState` (the open dataset, the options, what
+features add to Browse, the scored set, step counts, variants, the run store), hands it to each
+screen it builds, and is the one writer of its shared fields: screens ask by message
+(`cruxtui.tui.messages`), the app updates the state and tells the screens (`BrowseChanged`)."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from functools import partial
+from pathlib import Path
 
+from textual import on, work
 from textual.app import App
 from textual.binding import Binding
-from textual.message import Message
-from textual.worker import Worker, WorkerState
+from textual.worker import get_current_worker
 
 from cruxtui.core.data.dataset import Dataset, Sample, Source
+from cruxtui.core.sandbox.pool import Sandbox
+from cruxtui.core.trace import numsteps
+from cruxtui.tui import scored_set, step_counts
 from cruxtui.tui.columns import Column
+from cruxtui.tui.messages import (
+    BrowseChanged,
+    ClearStepFilter,
+    CountSteps,
+    FilterSteps,
+    OpenSample,
+    ScoredSetReady,
+    SetColumn,
+    SetFilter,
+    StepCountsReady,
+    TaskFailed,
+)
 from cruxtui.tui.palette import SampleCommands
-from cruxtui.tui.scored_set import install as install_scored_set
+from cruxtui.tui.screens.browse_screen import BrowseScreen
+from cruxtui.tui.screens.error_screen import ErrorScreen
+from cruxtui.tui.state import AppState, TuiOptions
 from cruxtui.tui.step_counts import StepCommands
-from cruxtui.tui.step_counts import install as install_step_counts
-
-if TYPE_CHECKING:
-    from cruxtui.core.perturb import Variant
+from cruxtui.tui.workers import ReportsTaskErrors, app_sandbox
 
 
-class BrowseStateChanged(Message):
-    """Columns or filters changed: the Browse screen rebuilds its table."""
-
-
-class CruxApp(App[int]):
-    CSS_PATH = "app.tcss"
+class CruxApp(ReportsTaskErrors, App[int]):
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it
     TITLE = "cruxtui"
     COMMANDS = App.COMMANDS | {StepCommands, SampleCommands}
     BINDINGS = [
@@ -38,96 +50,179 @@ class CruxApp(App[int]):
         Binding("C", "cases", "Cases", id="cases"),
     ]
 
-    def __init__(self, dataset: Dataset, options: argparse.Namespace | None = None) -> None:
+    def __init__(self, dataset: Dataset, options: TuiOptions | None = None) -> None:
         super().__init__()
-        self.dataset = dataset
-        self.options = options or argparse.Namespace()
-        self.extra_columns: dict[str, Column] = {}
-        self.extra_filters: dict[str, Callable[[Sample], bool]] = {}
-        """Named row predicates every Browse row must pass (e.g. "failures only")."""
-        self.variants: dict[str, Variant] = {}
-        """Perturbed samples accepted on the Perturb screen, by id (`sample_12~anon`): `open_sample`
-        and `find_sample` resolve them like dataset samples."""
+        self.state = AppState(dataset, options or TuiOptions())
         self.sub_title = dataset.description
 
     def on_mount(self) -> None:
-        from cruxtui.tui.screens.browse_screen import BrowseScreen
+        self.push_screen(BrowseScreen(self.state))
+        self.call_after_refresh(self._start_step_counts)  # the dataset digest costs ~10 ms
+        if self.state.options.generations:  # judged in a worker
+            options = self.state.options
+            self.call_after_refresh(self.load_generations, options.generations, options.task)
+        dataset = self.state.dataset
+        if dataset.source is Source.STARTER:
+            self.notify(dataset.notice, title="Starter set", severity="warning", timeout=15)
+        elif dataset.notice:
+            self.notify(dataset.notice, timeout=10)
 
-        self.push_screen(BrowseScreen())
-        self.call_after_refresh(install_step_counts, self)  # the dataset digest costs ~10 ms
-        self.call_after_refresh(install_scored_set, self)  # --generations: judged in a worker
-        if self.dataset.source is Source.STARTER:
-            self.notify(self.dataset.notice, title="Starter set", severity="warning", timeout=15)
-        elif self.dataset.notice:
-            self.notify(self.dataset.notice, timeout=10)
-
-    # Registry used by features ------------------------------------------------------------
-    def set_column(self, column: Column | None, key: str | None = None) -> None:
+    # Browse columns and filters --------------------------------------------------------------
+    def set_column(self, column: Column | None, key: str = "") -> None:
         """Add or replace a Browse column (or remove it with `column=None, key=...`)."""
         if column is None:
-            self.extra_columns.pop(key or "", None)
+            self.state.columns.pop(key, None)
         else:
-            self.extra_columns[column.key] = column
+            self.state.columns[column.key] = column
         self._browse_changed()
 
     def set_filter(self, name: str, predicate: Callable[[Sample], bool] | None) -> None:
         """Add, replace or (with None) remove a named Browse row filter."""
         if predicate is None:
-            self.extra_filters.pop(name, None)
+            self.state.filters.pop(name, None)
         else:
-            self.extra_filters[name] = predicate
+            self.state.filters[name] = predicate
         self._browse_changed()
 
     def _browse_changed(self) -> None:
         for screen in self.screen_stack:
-            screen.post_message(BrowseStateChanged())
+            screen.post_message(BrowseChanged())
 
-    # Errors --------------------------------------------------------------------------------
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """One place that turns a failed background task into a clear message, not a traceback.
+    @on(SetColumn)
+    def _set_column(self, message: SetColumn) -> None:
+        self.set_column(message.column, message.key)
 
-        Workers are started with `exit_on_error=False`; their error arrives here. Core code raises
-        exceptions whose text is meant for users (DatasetError, ModelError, ...), so the text is
-        shown as is, under the task's name.
-        """
-        if event.state is WorkerState.ERROR and event.worker.error is not None:
-            self.show_error(f"{event.worker.name or 'Background task'} failed", event.worker.error)
+    @on(SetFilter)
+    def _set_filter(self, message: SetFilter) -> None:
+        self.set_filter(message.name, message.predicate)
+
+    # Scored generations (--generations) ------------------------------------------------------
+    def load_generations(self, path: str, task: str) -> None:
+        """Read and judge `path` in a thread worker; Browse and the Sample screen show it."""
+        name = Path(path).name
+        self.notify(f"Scoring {name} ({task} task)…", timeout=4)
+        self.run_worker(
+            partial(self._score, path, task, app_sandbox()),
+            thread=True,
+            name=f"Scoring {name}",
+            group=scored_set.KEY,
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def _score(self, path: str, task: str, sandbox: Sandbox) -> None:
+        scored = scored_set.score_file(self.state.dataset, path, task, sandbox)
+        if not get_current_worker().is_cancelled:
+            self.post_message(ScoredSetReady(scored, path))
+
+    def on_scored_set_ready(self, message: ScoredSetReady) -> None:
+        scored = message.scored
+        self.state.scored, self.state.scored_path = scored, Path(message.path)
+        self.set_column(scored_set.pass_column(scored))
+        if scored_set.FILTER in self.state.filters:
+            self.set_filter(scored_set.FILTER, scored_set.failing(scored))
+        name = Path(message.path).name
+        self.notify(scored_set.summary(scored, name), title="Scored", timeout=8)
+
+    # Step counts (numsteps) ------------------------------------------------------------------
+    def _start_step_counts(self) -> None:
+        """On start-up: show cached counts now; otherwise count in a worker if the options say so."""
+        cached = numsteps.load_cached(self.state.dataset)
+        if cached is not None:
+            self._show_step_counts(cached)
+        elif self.state.options.step_counts:
+            self.count_steps()
+
+    def count_steps(self, then: FilterSteps | None = None) -> None:
+        """Count every sample's steps in a thread worker, then add the column (and `then`)."""
+        self._count(app_sandbox(), then)
+
+    @work(
+        thread=True,
+        name="Counting steps",
+        group=step_counts.KEY,
+        exclusive=True,
+        exit_on_error=False,
+    )
+    def _count(self, sandbox: Sandbox, then: FilterSteps | None) -> None:
+        worker = get_current_worker()
+        counts = numsteps.load_or_count(
+            self.state.dataset, sandbox=sandbox, progress=lambda done: not worker.is_cancelled
+        )
+        if counts is not None and not worker.is_cancelled:
+            self.post_message(StepCountsReady(counts, then))
+
+    def on_step_counts_ready(self, message: StepCountsReady) -> None:
+        self._show_step_counts(message.counts)
+        if message.then is not None:
+            self.filter_steps(message.then.op, message.then.bound)
+
+    def _show_step_counts(self, counts: dict[str, int]) -> None:
+        self.state.step_counts = counts
+        self.set_column(step_counts.column(counts))
+
+    def filter_steps(self, op: str, bound: int) -> None:
+        """Keep only samples whose numsteps compares `op` to `bound` (counting first if needed)."""
+        counts = self.state.step_counts
+        if counts is None:
+            self.notify("Counting steps for every sample first…", timeout=4)
+            self.count_steps(then=FilterSteps(op, bound))
+            return
+        self.clear_step_filter()  # one numsteps filter at a time: a new bound replaces the old one
+        self.set_filter(*step_counts.step_filter(counts, op, bound))
+
+    def clear_step_filter(self) -> None:
+        for name in step_counts.filter_names(self.state):
+            self.set_filter(name, None)
+
+    def on_count_steps(self, message: CountSteps) -> None:
+        self.count_steps()
+
+    def on_filter_steps(self, message: FilterSteps) -> None:
+        self.filter_steps(message.op, message.bound)
+
+    def on_clear_step_filter(self, message: ClearStepFilter) -> None:
+        self.clear_step_filter()
+
+    # Errors ----------------------------------------------------------------------------------
+    def on_task_failed(self, message: TaskFailed) -> None:
+        """The one place a failed background task is shown: in words, on the error screen."""
+        self.show_error(message.title, message.error)
 
     def show_error(self, title: str, error: BaseException | str) -> None:
-        from cruxtui.tui.screens.error_screen import ErrorScreen
-
         text = error if isinstance(error, str) else (str(error) or type(error).__name__)
         self.push_screen(ErrorScreen(title, text))
 
-    # Navigation ----------------------------------------------------------------------------
+    # Navigation ------------------------------------------------------------------------------
+    # The screens below are imported when first opened, for start-up speed: together they cost
+    # about 150 ms of imports (the code editor, Markdown, tables, the run store) the first paint
+    # of Browse does not need. None of them imports this module.
+    def on_open_sample(self, message: OpenSample) -> None:
+        self.open_sample(message.sample_id)
+
     def open_sample(self, sample_id: str) -> None:
         """Show a sample (from the palette, a run comparison, a case...)."""
         from cruxtui.tui.screens.sample_screen import SampleScreen
 
-        sample = self.find_sample(sample_id)
+        sample = self.state.find_sample(sample_id)
         if sample is None:
             self.notify(f"No sample {sample_id!r} in this dataset.", severity="error")
             return
-        self.push_screen(SampleScreen(sample))
-
-    def find_sample(self, sample_id: str) -> Sample | None:
-        """A dataset sample, or a variant made on the Perturb screen, by id."""
-        variant = self.variants.get(sample_id)
-        return variant.sample if variant is not None else self.dataset.get(sample_id)
+        self.push_screen(SampleScreen(self.state, sample))
 
     def action_runs(self) -> None:
         """The Runs screen: stored model runs, comparisons, run columns for Browse."""
         from cruxtui.tui.screens.runs_screen import RunsScreen
 
         if not isinstance(self.screen, RunsScreen):
-            self.push_screen(RunsScreen())
+            self.push_screen(RunsScreen(self.state))
 
     def action_cases(self) -> None:
         """The Cases screen: the saved failures of the gallery folder."""
         from cruxtui.tui.screens.cases_screen import CasesScreen
 
         if not isinstance(self.screen, CasesScreen):
-            self.push_screen(CasesScreen())
+            self.push_screen(CasesScreen(self.state))
 
     def action_help(self) -> None:
         from cruxtui.tui.screens.help_screen import HelpScreen

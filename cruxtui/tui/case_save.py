@@ -12,31 +12,29 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from textual.screen import Screen
+
+from cruxtui.core.cases.build import case_from_scored, latest_failure
 from cruxtui.core.cases.case_file import (
     CaseError,
     FailureCase,
     case_path,
-    cases_dir,
     load_case,
     merge_tags,
     save_case,
 )
 from cruxtui.core.data.dataset import Sample
 from cruxtui.tui.screens.case_form_screen import CaseFormScreen
-
-
-def case_folder(app: Any) -> Path:
-    """`--cases DIR`, else `$CRUXTUI_CASES_DIR`, else ./cases."""
-    return cases_dir(getattr(app.options, "cases", None))
+from cruxtui.tui.state import AppState
 
 
 def save_failure(
-    screen: Any, sample: Sample, run_id: str | None = None, variant: Any = None
+    screen: Screen[Any], state: AppState, sample: Sample, run_id: str | None = None
 ) -> None:
-    """Start the save flow for `sample` (or a perturbation `variant`, whose `sample` it is) on
-    `screen`; a worker, since it waits for the modal."""
+    """Start the save flow for `sample` on `screen`; a worker, since it waits for the modal. A
+    variant made on the Perturb screen is saved with its transform chain and base sample."""
     screen.run_worker(
-        _save(screen, sample, run_id, variant),
+        _save(screen, state, sample, run_id),
         name="Save case",
         group="save-case",
         exclusive=True,
@@ -44,18 +42,16 @@ def save_failure(
     )
 
 
-async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -> Path | None:
-    from cruxtui.core.cases.build import latest_failure
-    from cruxtui.tui.run_store import app_store
-
+async def _save(
+    screen: Screen[Any], state: AppState, sample: Sample, run_id: str | None
+) -> Path | None:
     app = screen.app
-    if variant is None:  # a variant made on the Perturb screen and opened as a sample
-        variant = getattr(app, "variants", {}).get(sample.id)
+    variant = state.variants.get(sample.id)
     try:
-        draft = await asyncio.to_thread(_scored_failure, app, sample) if run_id is None else None
+        draft = await asyncio.to_thread(_scored_failure, state, sample) if run_id is None else None
         if draft is None:
             draft = await asyncio.to_thread(
-                latest_failure, app_store(app), app.dataset, sample.id, run_id, variant
+                latest_failure, state.run_store, state.dataset, sample.id, run_id, variant
             )
     except ValueError as exc:
         app.notify(str(exc), title="Save case", severity="error")
@@ -67,7 +63,7 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
             severity="warning",
         )
         return None
-    folder = case_folder(app)
+    folder = state.cases_dir
     existing = _existing(case_path(draft, folder))
     summary = (
         f"{draft.sample_id} · {draft.task}/{draft.mode} · {draft.model.model}\n"
@@ -98,15 +94,12 @@ async def _save(screen: Any, sample: Sample, run_id: str | None, variant: Any) -
     return path
 
 
-def _scored_failure(app: Any, sample: Sample) -> FailureCase | None:
+def _scored_failure(state: AppState, sample: Sample) -> FailureCase | None:
     """The sample's generations in the scored set the Sample screen lists (`--generations`)."""
-    from cruxtui.core.cases.build import case_from_scored
-    from cruxtui.tui.scored_set import scored_set_of
-
-    scored = scored_set_of(app)
+    scored = state.scored
     if scored is None or sample.id not in scored.verdicts or sample.id not in scored.generations:
         return None
-    path = Path(getattr(app.options, "generations", "") or "generations.json")
+    path = state.scored_path or Path("generations.json")
     return case_from_scored(
         sample,
         scored.task,

@@ -2,9 +2,9 @@
 filter measured it, so the table can sort by it and the palette can narrow it (`numsteps<100`).
 
 Counting traces all samples in the sandbox (seconds), so it never delays the first paint: cached
-counts (per dataset digest) show at once, otherwise a worker counts after start-up when the CLI
-asked for it (the default; `--no-step-counts` turns it off), or when the palette command runs.
-An app built without CLI options (embedding, tests) does no background counting by itself.
+counts (per dataset digest) show at once, otherwise the app counts in a worker after start-up when
+the options ask for it (`TuiOptions.step_counts`), or when a palette command needs the counts.
+This module holds the pieces and the palette provider; `CruxApp` wires them.
 """
 
 from __future__ import annotations
@@ -13,20 +13,16 @@ import operator
 import re
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.worker import get_current_worker
+from textual.message import Message
 
-from cruxtui.core.trace import numsteps
+from cruxtui.core.data.dataset import Sample
 from cruxtui.tui.columns import Column
-
-if TYPE_CHECKING:
-    from cruxtui.core.sandbox.pool import Sandbox
-    from cruxtui.tui.app import CruxApp
+from cruxtui.tui.messages import ClearStepFilter, CountSteps, FilterSteps
+from cruxtui.tui.state import AppState, app_state
 
 KEY = "numsteps"
-_ATTR = "_crux_numsteps"
 _QUERY = re.compile(r"^\s*(?:num)?steps\s*(<=|>=|<|>|==|=)\s*(\d+)\s*$", re.IGNORECASE)
 _OPS: dict[str, Callable[[int, int], bool]] = {
     "<": operator.lt,
@@ -38,106 +34,55 @@ _OPS: dict[str, Callable[[int, int], bool]] = {
 }
 
 
-def counts_of(app: Any) -> dict[str, int] | None:
-    """The step counts the app holds (None until loaded or counted)."""
-    return getattr(app, _ATTR, None)
-
-
-def install(app: CruxApp) -> None:
-    """On start-up: show cached counts now; otherwise count in a worker if the options say so."""
-    cached = numsteps.load_cached(app.dataset)
-    if cached is not None:
-        _show(app, cached)
-    elif getattr(app.options, "step_counts", False):
-        start_counting(app)
-
-
-def app_sandbox(sandbox: Sandbox | None = None) -> Sandbox:
-    """`sandbox`, else the shared one, created HERE on the app's thread: sandbox workers die with
-    the thread that started them (PDEATHSIG), so a thread worker must never be first to ask."""
-    if sandbox is not None:
-        return sandbox
-    from cruxtui.core.sandbox.pool import default_sandbox
-
-    return default_sandbox()
-
-
-def start_counting(app: CruxApp, then: Callable[[], None] | None = None) -> None:
-    """Count every sample's steps in a thread worker, then add the column (and run `then`)."""
-    app.run_worker(
-        partial(_count, app, app_sandbox(), then),
-        thread=True,
-        name="Counting steps",
-        group=KEY,
-        exclusive=True,
-        exit_on_error=False,
+def column(counts: dict[str, int]) -> Column:
+    """The Browse column: each sample's numsteps, sorted with unknown counts first."""
+    return Column(
+        KEY,
+        "numsteps",
+        value=lambda s: str(counts[s.id]) if s.id in counts else "",
+        sort_key=lambda s: counts.get(s.id, -1),
+        width=9,
     )
 
 
-def _count(app: CruxApp, sandbox: Sandbox, then: Callable[[], None] | None) -> None:
-    worker = get_current_worker()
-    counts = numsteps.load_or_count(
-        app.dataset, sandbox=sandbox, progress=lambda done: not worker.is_cancelled
-    )
-    if counts is not None and not worker.is_cancelled:
-        app.call_from_thread(_show, app, counts)
-        if then is not None:
-            app.call_from_thread(then)
-
-
-def _show(app: CruxApp, counts: dict[str, int]) -> None:
-    setattr(app, _ATTR, counts)
-    app.set_column(
-        Column(
-            KEY,
-            "numsteps",
-            value=lambda s: str(counts[s.id]) if s.id in counts else "",
-            sort_key=lambda s: counts.get(s.id, -1),
-            width=9,
-        )
-    )
-
-
-def set_filter(app: CruxApp, op: str, bound: int) -> None:
-    """Keep only samples whose numsteps compares `op` to `bound` (counting first if needed)."""
-    counts = counts_of(app)
-    if counts is None:
-        app.notify("Counting steps for every sample first…", timeout=4)
-        start_counting(app, then=partial(set_filter, app, op, bound))
-        return
+def step_filter(
+    counts: dict[str, int], op: str, bound: int
+) -> tuple[str, Callable[[Sample], bool]]:
+    """The named Browse filter keeping samples whose numsteps compares `op` to `bound`."""
     compare = _OPS[op]
-    clear_filter(app)  # one numsteps filter at a time: a new bound replaces the old one
-    app.set_filter(
-        f"numsteps{op}{bound}", lambda s: s.id in counts and compare(counts[s.id], bound)
-    )
+    return f"{KEY}{op}{bound}", lambda s: s.id in counts and compare(counts[s.id], bound)
 
 
-def clear_filter(app: CruxApp) -> None:
-    for name in [n for n in app.extra_filters if n.startswith(KEY)]:
-        app.set_filter(name, None)
+def filter_names(state: AppState) -> list[str]:
+    """The numsteps filters in place (at most one: a new bound replaces the old one)."""
+    return [name for name in state.filters if name.startswith(KEY)]
 
 
 class StepCommands(Provider):
     """Palette: `numsteps<100` (also `steps>=50`, `=`) filters Browse; counting on demand."""
 
-    @property
-    def _app(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
+    def _ask(self, message: Message) -> Callable[[], object]:
+        """A command that asks the app (which holds the counts and the filters)."""
+        return partial(self.app.post_message, message)
 
-    def _fixed(self) -> list[tuple[str, Callable[[], None], str]]:
-        app = self._app
-        commands = []
-        if counts_of(app) is None:
+    def _fixed(self) -> list[tuple[str, Callable[[], object], str]]:
+        state = app_state(self.app)
+        commands: list[tuple[str, Callable[[], object], str]] = []
+        if state.step_counts is None:
             commands.append(
                 (
                     "Count steps (numsteps) for every sample",
-                    partial(start_counting, app),
+                    self._ask(CountSteps()),
                     "adds a sortable numsteps column to Browse",
                 )
             )
-        if any(n.startswith(KEY) for n in app.extra_filters):
+        if filter_names(state):
             commands.append(
-                ("Clear the numsteps filter", partial(clear_filter, app), "show every sample again")
+                (
+                    "Clear the numsteps filter",
+                    self._ask(ClearStepFilter()),
+                    "show every sample again",
+                )
             )
         return commands
 
@@ -152,7 +97,7 @@ class StepCommands(Provider):
             yield Hit(
                 1.0,
                 f"Show samples with numsteps {op} {bound}",
-                partial(set_filter, self._app, op, bound),
+                self._ask(FilterSteps(op, bound)),
                 help="a Browse filter on the step count",
             )
             return

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from cruxtui.core.cases.case_file import (
     save_case,
 )
 from cruxtui.core.cases.gallery import export_html, export_markdown
-from tests.conftest import REPO
+from tests.conftest import REPO, NotingApp, wait_for
 
 
 def make_case(
@@ -622,11 +623,16 @@ async def _open_case_form(app: object, pilot: object) -> None:
     from cruxtui.tui.screens.case_form_screen import CaseFormScreen
 
     await pilot.press("s")  # type: ignore[attr-defined]
-    for _ in range(50):
-        await pilot.pause(0.1)  # type: ignore[attr-defined]
-        if isinstance(app.screen, CaseFormScreen):  # type: ignore[attr-defined]
-            break
-    assert isinstance(app.screen, CaseFormScreen)  # type: ignore[attr-defined]
+    await wait_for(
+        pilot,  # type: ignore[arg-type]
+        lambda: isinstance(app.screen, CaseFormScreen) and app.screen.query("#case-note"),  # type: ignore[attr-defined]
+        what="the tags/note form",
+    )
+
+
+def _saved(folder: Path, keep: Callable[[FailureCase], bool]) -> list[FailureCase]:
+    """The cases in `folder` that `keep` accepts (the save is atomic: a file is whole or absent)."""
+    return [c for c in load_gallery(folder)[0] if keep(c)]
 
 
 async def test_cases_screen_lists_filters_shows_edits_exports(
@@ -678,9 +684,9 @@ async def test_cases_screen_lists_filters_shows_edits_exports(
         app.screen.query_one("#case-tags", Input).value = "paper, prefix"
         app.screen.query_one("#case-note", Input).value = "Shown in the talk."
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await wait_for(
+            pilot, lambda: load_case(target.path).note == "Shown in the talk.", what="the edit"
+        )
         edited = load_case(target.path)
         assert edited.tags == ["paper", "prefix"] and edited.note == "Shown in the talk."
         assert len(list(gallery.glob("*.json"))) == 4
@@ -690,17 +696,16 @@ async def test_cases_screen_lists_filters_shows_edits_exports(
         assert isinstance(app.screen, ExportScreen)
         app.screen.query_one("#case-export-path", Input).value = "out/g.html"
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        exported = gallery.parent / "out" / "g.html"
+        await wait_for(pilot, exported.exists, what="the export (written atomically)")
         page = _Page()
-        page.feed((gallery.parent / "out" / "g.html").read_text())
+        page.feed(exported.read_text())
         assert len(page.articles) == 3 and "paper" in page.buttons
 
 
 async def test_s_on_sample_screen_saves_the_failure(gallery: Path, official: object) -> None:
     from textual.widgets import Input
 
-    from cruxtui.tui.app import CruxApp
     from cruxtui.tui.screens.case_form_screen import CaseFormScreen
 
     run_id = _store_failing_run(
@@ -711,15 +716,17 @@ async def test_s_on_sample_screen_saves_the_failure(gallery: Path, official: obj
             (COT_WRONG.replace("[THOUGHT]", "[THOUGHT]\n"), "[(3, 1), (2, 3), (1, 1)]", False),
         ],
     )
-    app = CruxApp(official)  # type: ignore[arg-type]
+    app = NotingApp(official)  # type: ignore[arg-type]
     async with app.run_test(size=TUI_SIZE) as pilot:
         app.open_sample("sample_1")  # no stored failure: a clear message, nothing saved
         await pilot.pause()
         await pilot.press("s")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await wait_for(
+            pilot,
+            lambda: any("No failure of sample_1" in n.message for n in app.notes),
+            what="the message",
+        )
         assert not isinstance(app.screen, CaseFormScreen)
-        assert any("No failure of sample_1" in n.message for n in app._notifications)
         await pilot.press("escape")
         app.open_sample("sample_0")
         await pilot.pause()
@@ -728,9 +735,12 @@ async def test_s_on_sample_screen_saves_the_failure(gallery: Path, official: obj
         await pilot.press(*"Counts each 1 as 3.")
         assert app.screen.query_one("#case-note", Input).value == "Counts each 1 as 3."
         await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-    saved = [c for c in load_gallery(gallery)[0] if c.origin.startswith(f"run {run_id}")]
+        await wait_for(
+            pilot,
+            lambda: _saved(gallery, lambda c: c.origin.startswith(f"run {run_id}")),
+            what="the saved case",
+        )
+    saved = _saved(gallery, lambda c: c.origin.startswith(f"run {run_id}"))
     assert len(saved) == 1
     case = saved[0]
     assert case.tags == ["counting", "sort"] and case.note == "Counts each 1 as 3."
@@ -897,8 +907,7 @@ async def test_cases_screen_replay_streams_and_reports(scripted, official: objec
         screen = app.screen
         assert isinstance(screen, CasesScreen) and len(screen.shown) == 2
         await pilot.press("r")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await wait_for(pilot, lambda: screen.last_replay is not None, what="the replay")
         report = screen.last_replay
         assert report is not None and report.status == "reproduced"
         assert report.summary == f"reproduced {REPLAYS}/{REPLAYS}"
@@ -1085,11 +1094,10 @@ def test_latest_failure_prefers_the_watched_run(official: object) -> None:
 async def test_s_saves_from_the_scored_generations_file(gallery: Path, official: object) -> None:
     """`cruxtui --generations FILE --task output`: `s` on a sample saves what its Sample screen
     lists, the released Code Llama answers with their verdicts."""
-    import argparse
-
     from textual.widgets import Input
 
     from cruxtui.tui.app import CruxApp
+    from cruxtui.tui.state import TuiOptions
     from tests.conftest import CODELLAMA_OUTPUT
 
     released = json.loads((CODELLAMA_OUTPUT / "generations.json").read_text())
@@ -1098,20 +1106,19 @@ async def test_s_saves_from_the_scored_generations_file(gallery: Path, official:
     (folder / "generations.json").write_text(
         json.dumps({k: released[k] for k in ("sample_14", "sample_1")})
     )
-    options = argparse.Namespace(
-        generations=str(folder / "generations.json"), task="output", step_counts=False
-    )
-    app = CruxApp(official, options=options)  # type: ignore[arg-type]
+    options = TuiOptions(generations=str(folder / "generations.json"), task="output")
+    app = CruxApp(official, options)  # type: ignore[arg-type]
     async with app.run_test(size=TUI_SIZE) as pilot:
-        await app.workers.wait_for_complete()
+        await wait_for(pilot, lambda: app.state.scored is not None, what="the scored set")
         app.open_sample("sample_14")
         await pilot.pause()
         await _open_case_form(app, pilot)
         app.screen.query_one("#case-tags", Input).value = "whitespace"
         await pilot.press("ctrl+s")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-    [case] = [c for c in load_gallery(gallery)[0] if c.sample_id == "sample_14"]
+        await wait_for(
+            pilot, lambda: _saved(gallery, lambda c: c.sample_id == "sample_14"), what="the case"
+        )
+    [case] = _saved(gallery, lambda c: c.sample_id == "sample_14")
     assert [g.answer for g in case.generations] == released["sample_14"]
     assert case.failures == 10 and case.tags == ["whitespace"]
     assert case.model.backend == "replay" and case.model.model == "codellama-7b_temp0.2_output"
@@ -1159,14 +1166,15 @@ async def test_s_saves_a_variant_made_on_the_perturb_screen(
     )
     app = CruxApp(official)  # type: ignore[arg-type]
     async with app.run_test(size=TUI_SIZE) as pilot:
-        app.variants[variant.id] = variant  # as the Perturb screen registers it
+        app.state.variants[variant.id] = variant  # as the Perturb screen registers it
         app.open_sample(variant.id)
         await pilot.pause()
         await _open_case_form(app, pilot)
         app.screen.query_one("#case-tags", Input).value = "renamed"
         await pilot.press("ctrl+s")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-    [case] = [c for c in load_gallery(gallery)[0] if c.sample_id == variant.id]
+        await wait_for(
+            pilot, lambda: _saved(gallery, lambda c: c.sample_id == variant.id), what="the case"
+        )
+    [case] = _saved(gallery, lambda c: c.sample_id == variant.id)
     assert case.base_sample_id == "sample_12" and case.code == variant.sample.code
     assert [p["name"] for p in case.perturbations] == ["rename"] and case.tags == ["renamed"]

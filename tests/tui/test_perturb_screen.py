@@ -5,39 +5,40 @@ variant side by side (a real HTTP server on 127.0.0.1), and a snapshot."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 from textual.widgets import Input, Select, Static
 
 from cruxtui.core.data.dataset import Dataset
 from cruxtui.core.perturb import Variant, make_variant, parse_spec
 from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
 from cruxtui.tui.app import CruxApp
-from cruxtui.tui.screens.perturb_screen import PerturbScreen, SampleRunPanel
+from cruxtui.tui.screens.perturb_screen import PerturbScreen
 from cruxtui.tui.screens.sample_screen import SampleScreen
 from cruxtui.tui.screens.trace_screen import TraceScreen
+from cruxtui.tui.state import TuiOptions
 from cruxtui.tui.widgets.diff_view import DiffView
 from cruxtui.tui.widgets.generation_stream import GenerationStream
+from cruxtui.tui.widgets.run_panel import RunPanel
 
 SIZE = (100, 32)
 
 
-async def settle(pilot) -> None:  # noqa: ANN001
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+async def previewed(pilot, screen: PerturbScreen) -> None:  # noqa: ANN001
+    """Wait until the preview shows the step being picked (it is verified in a worker)."""
+    await wait_for(pilot, lambda: not screen.previewing, what="the preview")
 
 
 async def open_perturb(pilot, sample_id: str = "sample_12") -> PerturbScreen:  # noqa: ANN001
     pilot.app.open_sample(sample_id)
     await pilot.pause()
     await pilot.press("p")
-    await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, PerturbScreen)
+    await previewed(pilot, screen)
     return screen
 
 
@@ -46,7 +47,8 @@ async def pick(pilot, screen: PerturbScreen, name: str, params: str = "", seed: 
     await pilot.pause()
     screen.query_one("#perturb-params", Input).value = params
     screen.query_one("#perturb-seed", Input).value = seed
-    await settle(pilot)
+    await pilot.pause()
+    await previewed(pilot, screen)
 
 
 def text_of(screen: PerturbScreen, selector: str) -> str:
@@ -64,7 +66,7 @@ async def test_build_a_chain_and_see_the_new_ground_truth(official: Dataset) -> 
 
         screen.query_one("#perturb-params", Input).focus()
         await pilot.press("enter")  # Enter in the parameters adds the step
-        await settle(pilot)
+        await previewed(pilot, screen)
         assert [str(s) for s in screen.chain] == ["rename"]
 
         await pick(pilot, screen, "flip-compare", "1")
@@ -91,24 +93,25 @@ async def test_build_a_chain_and_see_the_new_ground_truth(official: Dataset) -> 
         assert not diff.unified
 
         screen.query_one("#perturb-add").press()
-        await settle(pilot)
+        await pilot.pause()
+        await previewed(pilot, screen)
         assert [str(s) for s in screen.chain] == ["rename", "flip-compare:1"]
         await pilot.press("ctrl+z")
-        await settle(pilot)
+        await previewed(pilot, screen)
         assert [str(s) for s in screen.chain] == ["rename"]
 
         # The variant is a sample: registered on the app, opened, traced.
         await pick(pilot, screen, "flip-compare", "1")
-        assert app.find_sample(variant.id) == variant.sample
+        assert app.state.find_sample(variant.id) == variant.sample
         await pilot.press("ctrl+t")
-        await settle(pilot)
-        assert isinstance(app.screen, TraceScreen) and app.screen.sample == variant.sample
-        assert (
-            app.screen.trace is not None and app.screen.trace.return_repr == variant.sample.output
-        )
+        trace_screen = app.screen
+        assert isinstance(trace_screen, TraceScreen) and trace_screen.sample == variant.sample
+        await wait_for(pilot, lambda: trace_screen.trace is not None, what="the variant's trace")
+        assert trace_screen.trace is not None
+        assert trace_screen.trace.return_repr == variant.sample.output
         await pilot.press("escape")
         await pilot.press("ctrl+o")
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the variant")
         assert isinstance(app.screen, SampleScreen) and app.screen.sample.id == variant.id
 
 
@@ -122,7 +125,8 @@ async def test_rejected_and_inapplicable_steps_say_why(official: Dataset) -> Non
         await pick(pilot, screen, "swap-if")
         assert "does not apply" in text_of(screen, "#perturb-truth")
         screen.query_one("#perturb-add").press()  # refused: not added
-        await settle(pilot)
+        await pilot.pause()
+        await previewed(pilot, screen)
         assert screen.chain == []
         await pick(pilot, screen, "rename", "s=x")
         assert "would capture the name 'x'" in text_of(screen, "#perturb-truth")
@@ -152,26 +156,30 @@ async def test_run_a_model_on_original_and_variant_side_by_side(
     (config / "config.toml").write_text(
         f'[endpoints.local]\nbase_url = "{server.url}"\nmodel = "fake-model"\n', encoding="utf-8"
     )
-    app = CruxApp(
-        official, argparse.Namespace(store=str(tmp_path / "runs.sqlite"), endpoint="local")
-    )
+    app = CruxApp(official, TuiOptions(store=str(tmp_path / "runs.sqlite"), endpoint="local"))
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await open_perturb(pilot)
         screen.query_one("#perturb-add").press()
-        await settle(pilot)
+        await pilot.pause()
+        await previewed(pilot, screen)
         await pick(pilot, screen, "flip-compare", "1")
         await pilot.press("ctrl+r")
-        await settle(pilot)
-        panels = list(screen.query(SampleRunPanel))
+        await pilot.pause()
+        panels = list(screen.query(RunPanel))
         assert [p.sample.id for p in panels] == ["sample_12", "sample_12~anon~flip-compare-1"]
         panels[1].query_one("#run-n", Input).value = "2"
         panels[1].query_one("#run-go").press()  # Run in one panel runs both, same settings
-        await settle(pilot)
-        for panel in panels:
+
+        def judged(panel: RunPanel) -> list[tuple[str, str]]:
             cards = panel.query_one(GenerationStream).cards
-            assert [(c.sample_id, c.border_subtitle) for c in cards] == [
-                (panel.sample.id, "PASS")
-            ] * 2
+            return [(c.sample_id, str(c.border_subtitle)) for c in cards if c.verdict is not None]
+
+        await wait_for(
+            pilot, lambda: all(len(judged(p)) == 2 for p in panels), what="both runs judged"
+        )
+        for panel in panels:
+            assert judged(panel) == [(panel.sample.id, "PASS")] * 2
+            assert panel.query_one("#run-n", Input).value == "2"
         # the variant was judged against its re-derived output, not the original's
         assert "'e a happy life! Daniel'" in panels[1].query_one(GenerationStream).cards[0].text
         await pilot.press("ctrl+r")
@@ -182,7 +190,8 @@ def test_snapshot_perturb_screen(snap_compare, official: Dataset) -> None:  # no
     async def run_before(pilot) -> None:  # noqa: ANN001
         screen = await open_perturb(pilot)
         screen.query_one("#perturb-add").press()
-        await settle(pilot)
+        await pilot.pause()
+        await previewed(pilot, screen)
         await pick(pilot, screen, "flip-compare", "1")
 
     assert snap_compare(CruxApp(official), terminal_size=SIZE, run_before=run_before)

@@ -3,15 +3,15 @@ the pane re-aligns when another call is traced, and stored generations can be pi
 
 from __future__ import annotations
 
-from argparse import Namespace
-
+from conftest import wait_for
 from textual.app import App
 
-from cruxtui.core.data.dataset import Sample
+from cruxtui.core.data.dataset import Dataset, Sample, Source
 from cruxtui.core.sandbox.jobs import tracer
 from cruxtui.core.trace.steps import from_wire
 from cruxtui.tui.screens.trace_screen import TraceScreen
-from cruxtui.tui.widgets.reasoning_view import ReasoningView, show_reasoning
+from cruxtui.tui.state import AppState, TuiOptions
+from cruxtui.tui.widgets.reasoning_view import ReasoningView
 
 CODE = "def f(s):\n    count = 0\n    for ch in s:\n        if ch == 'a':\n            count += 1\n    return count"
 SAMPLE = Sample("sample_x", CODE, "'aba'", "2")
@@ -22,15 +22,27 @@ After the loop, count is 3, so the function returns 3."""
 
 
 class _TraceApp(App[None]):
+    """The Trace screen alone, on one sample: screens take their state, not the whole app."""
+
+    def __init__(self, options: TuiOptions | None = None) -> None:
+        super().__init__()
+        self.state = AppState(Dataset([SAMPLE], Source.PATH, "test.jsonl"), options or TuiOptions())
+
     def on_mount(self) -> None:
         trace = from_wire(CODE, SAMPLE.call, tracer.run(CODE, SAMPLE.call))
-        self.push_screen(TraceScreen(SAMPLE, trace=trace))
+        self.push_screen(TraceScreen(self.state, SAMPLE, trace=trace))
 
 
-async def _settle(pilot) -> None:  # noqa: ANN001
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+async def aligned(pilot, view: ReasoningView | None) -> ReasoningView:  # noqa: ANN001
+    """Wait until `view` shows its alignment with the screen's current trace."""
+    assert view is not None
+    screen = pilot.app.screen
+    await wait_for(
+        pilot,
+        lambda: view.alignment is not None and view.alignment.trace is screen.trace,
+        what="the alignment",
+    )
+    return view
 
 
 async def test_d_jumps_to_first_divergence() -> None:
@@ -39,15 +51,13 @@ async def test_d_jumps_to_first_divergence() -> None:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, TraceScreen)
-        view = show_reasoning(screen, WRONG, "test")
-        await _settle(pilot)
-        assert isinstance(view, ReasoningView) and view.alignment is not None
+        view = await aligned(pilot, screen.show_reasoning(WRONG, "test"))
+        assert view.alignment is not None
         div = view.alignment.first_divergence
         assert div is not None and div.step == 3  # "'b' == 'a' is True" (reasoning step 3)
         assert screen.index == 0
         await pilot.press("d")
-        await pilot.pause()
-        assert screen.index == div.trace_step
+        await wait_for(pilot, lambda: screen.index == div.trace_step, what="the divergence")
         assert view.current == div.step
         assert screen.query_one(f"#reasoning-step-{div.step}").has_class("-divergence")
         # Stepping the trace moves the highlight to the step aligned there.
@@ -62,12 +72,17 @@ async def test_realigns_when_another_call_is_traced() -> None:
     app = _TraceApp()
     async with app.run_test(size=(120, 32)) as pilot:
         await pilot.pause()
-        view = show_reasoning(app.screen, right, "test")
-        await _settle(pilot)
-        assert view is not None and view.alignment is not None
-        assert view.alignment.first_divergence is None
-        app.screen.run_trace("f('bbb')")
-        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TraceScreen)
+        view = await aligned(pilot, screen.show_reasoning(right, "test"))
+        assert view.alignment is not None and view.alignment.first_divergence is None
+        screen.run_trace("f('bbb')")
+        await wait_for(
+            pilot,
+            lambda: screen.trace is not None and screen.trace.call == "f('bbb')",
+            what="the new trace",
+        )
+        await aligned(pilot, view)
         assert view.alignment.trace.call == "f('bbb')"
         assert view.alignment.first_divergence is not None
 
@@ -81,8 +96,8 @@ async def test_paste_dialog_shows_pane() -> None:
         area = app.screen.query_one("#reasoning-text")
         area.text = WRONG
         await pilot.press("ctrl+s")
-        await _settle(pilot)
-        view = app.screen.query_one(ReasoningView)
+        await wait_for(pilot, lambda: app.screen.query(ReasoningView), what="the pane")
+        view = await aligned(pilot, app.screen.query_one(ReasoningView))
         assert view.alignment is not None and view.alignment.first_divergence is not None
         assert view.source == "pasted"
 
@@ -114,8 +129,7 @@ async def test_pick_a_stored_generation(tmp_path) -> None:  # noqa: ANN001
             store.finish(run.id, "done")
             runs[task] = run.id
 
-    app = _TraceApp()
-    app.options = Namespace(store=str(path))
+    app = _TraceApp(TuiOptions(store=str(path)))
     async with app.run_test(size=(120, 32)) as pilot:
         await pilot.pause()
         for task in ("output", "input"):
@@ -128,10 +142,16 @@ async def test_pick_a_stored_generation(tmp_path) -> None:  # noqa: ANN001
             await pilot.press("enter")
             await pilot.pause()
             await pilot.press("ctrl+s")
-            await _settle(pilot)
+            await wait_for(pilot, lambda: app.screen.query(ReasoningView), what="the pane")
             view = app.screen.query_one(ReasoningView)
-            assert runs[task] in view.source
-        assert app.screen.call == "f('aa')"  # the input task's answer was traced
+            picked = runs[task]
+            # Awaited within the iteration, so the loop variables are the ones meant.
+            await wait_for(pilot, lambda: picked in view.source, what="the chain")  # noqa: B023
+        screen = app.screen
+        assert isinstance(screen, TraceScreen)
+        assert screen.call == "f('aa')"  # the input task's answer was traced
+        await wait_for(pilot, lambda: screen.trace is not None and screen.trace.call == "f('aa')")
+        await aligned(pilot, view)
         assert view.alignment is not None and view.alignment.trace.call == "f('aa')"
         assert view.alignment.first_divergence is None
 
@@ -139,9 +159,9 @@ async def test_pick_a_stored_generation(tmp_path) -> None:  # noqa: ANN001
 def test_snapshot(snap_compare) -> None:  # noqa: ANN001
     async def run_before(pilot) -> None:  # noqa: ANN001
         await pilot.pause()
-        show_reasoning(pilot.app.screen, WRONG, "pasted")
-        await _settle(pilot)
+        screen = pilot.app.screen
+        await aligned(pilot, screen.show_reasoning(WRONG, "pasted"))
         await pilot.press("d")
-        await pilot.pause()
+        await wait_for(pilot, lambda: screen.index > 0, what="the divergence")
 
     assert snap_compare(_TraceApp(), terminal_size=(120, 32), run_before=run_before)

@@ -4,18 +4,18 @@ comparison (Enter jumps to the sample) and its Browse column; snapshots of both.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
+from conftest import NotingApp, wait_for
 from textual.widgets import DataTable, Input
 
 from cruxtui.core.data.dataset import Dataset, load_dataset
 from cruxtui.core.runs.store import DONE, Generation, RunConfig, RunStore
 from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
-from cruxtui.tui.app import CruxApp
 from cruxtui.tui.screens.runs_screen import RunsScreen
 from cruxtui.tui.screens.sample_screen import SampleScreen
+from cruxtui.tui.state import TuiOptions
 from cruxtui.tui.widgets.generation_stream import GenerationStream
 from cruxtui.tui.widgets.run_panel import RunPanel
 
@@ -51,14 +51,22 @@ def endpoint(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> str:
     return "local"
 
 
-def make_app(dataset: Dataset, store: Path, endpoint: str | None = None) -> CruxApp:
-    return CruxApp(dataset, argparse.Namespace(store=str(store), endpoint=endpoint))
+def make_app(dataset: Dataset, store: Path, endpoint: str | None = None) -> NotingApp:
+    return NotingApp(dataset, TuiOptions(store=str(store), endpoint=endpoint))
+
+
+def status(panel: RunPanel) -> str:
+    return str(panel.query_one("#run-status").render())
+
+
+async def run_done(pilot, panel: RunPanel) -> None:  # noqa: ANN001
+    """Wait until the run started in `panel` has ended."""
+    await wait_for(pilot, lambda: not panel.running, what="the run to end")
 
 
 async def open_run_panel(pilot, n: int = 2) -> RunPanel:  # noqa: ANN001
     await pilot.press("enter")  # Browse -> Sample
-    await pilot.pause()
-    assert isinstance(pilot.app.screen, SampleScreen)
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SampleScreen), what="the sample")
     await pilot.press("r")
     await pilot.pause()
     panel = pilot.app.screen.query_one(RunPanel)
@@ -77,15 +85,16 @@ async def test_live_run_streams_text_then_shows_verdicts(
         panel.query_one("#run-go").press()
         stream = panel.query_one(GenerationStream)
         partial = None
-        for _ in range(300):
-            await pilot.pause(0.01)
+
+        def streaming() -> bool:
+            nonlocal partial
             live = [c for c in stream.cards if c.verdict is None and len(c.parts) > 2]
-            if live:
-                partial = live[0].text
-                break
-        assert partial is not None, "text must show while it streams, before the verdict"
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+            partial = live[0].text if live else None
+            return partial is not None
+
+        # text must show while it streams, before the verdict
+        await wait_for(pilot, streaming, what="text streaming in")
+        await run_done(pilot, panel)
         cards = stream.cards
         assert [(c.sample_id, c.index) for c in cards] == [(sample.id, i) for i in range(3)]
         for card in cards:
@@ -103,8 +112,7 @@ async def test_live_run_streams_text_then_shows_verdicts(
         before = server.request_count
         panel.query_one("#run-go").press()
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await run_done(pilot, panel)
         assert server.request_count == before
         assert [c.text for c in stream.cards] == [c.text for c in cards]
 
@@ -116,9 +124,8 @@ async def test_unknown_model_is_a_notification(starter, server, tmp_path) -> Non
         panel.query_one("#run-model", Input).value = "no-such-model"
         panel.query_one("#run-go").press()
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        errors = [n for n in app._notifications if n.severity == "error"]
+        await run_done(pilot, panel)
+        errors = [n for n in app.notes if n.severity == "error"]
         assert errors and "unknown model 'no-such-model'" in errors[-1].message
         assert RunStore(tmp_path / "runs.sqlite").runs() == [], "a refused run leaves no empty run"
 
@@ -130,8 +137,8 @@ async def test_bad_form_values_are_notifications(starter, tmp_path) -> None:
         panel.query_one("#run-n", Input).value = "0"
         panel.query_one("#run-go").press()
         await pilot.pause()
-        assert any("n must be between 1 and 100" in n.message for n in app._notifications)
-        assert not app.workers
+        assert any("n must be between 1 and 100" in n.message for n in app.notes)
+        assert not panel.running and panel.run_id is None
 
 
 def seed_runs(store_path: Path, dataset: Dataset) -> tuple[str, str]:
@@ -194,7 +201,7 @@ async def test_runs_screen_compares_and_jumps_to_a_sample(starter, tmp_path) -> 
         assert dis.has_focus
         first = str(dis.coordinate_to_cell_key((0, 0)).row_key.value)
         await pilot.press("enter")
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the sample")
         assert isinstance(app.screen, SampleScreen) and app.screen.sample.id == first
 
 
@@ -207,14 +214,18 @@ async def test_runs_screen_adds_a_browse_column(starter, tmp_path) -> None:
         table = app.screen.query_one("#runs-table", DataTable)
         row = [str(k.value) for k in table.rows].index(a)
         table.move_cursor(row=row)
+        key = f"run:{a}"
+        marks = app.screen.query_one("#runs-table", DataTable)
         await pilot.press("b")
-        await pilot.pause()
-        column = app.extra_columns[f"run:{a}"]
+        await wait_for(pilot, lambda: key in app.state.columns, what="the run's column")
+        column = app.state.columns[key]
         assert str(column.value(starter.samples[0])) == "100%"
         assert str(column.value(starter.samples[1])) == "0%"
         assert str(column.value(starter.samples[20])) == ""
+        await wait_for(pilot, lambda: str(marks.get_row(a)[-1]) == "✓", what="the col mark")
         await pilot.press("b")
-        assert f"run:{a}" not in app.extra_columns
+        await wait_for(pilot, lambda: key not in app.state.columns, what="the column to go")
+        await wait_for(pilot, lambda: str(marks.get_row(a)[-1]) == "", what="the mark to go")
 
 
 @pytest.fixture
@@ -234,7 +245,7 @@ def test_snapshot_run_panel(snap_compare, starter, endpoint, tmp_path) -> None:
         panel = await open_run_panel(pilot, n=2)
         panel.query_one("#run-go").press()
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+        await run_done(pilot, panel)
         panel.query_one(GenerationStream).focus()
         await pilot.pause()
 
@@ -285,9 +296,10 @@ async def test_stream_follows_new_text_only_when_at_the_bottom() -> None:
         for _ in range(40):
             stream.append("s", 4, "more text ")
             await pilot.pause(0.01)
-        await pilot.pause(0.2)
-        assert stream.max_scroll_y > 0 and stream.is_vertical_scroll_end, (
-            "follows while at the bottom"
+        await wait_for(
+            pilot,
+            lambda: stream.max_scroll_y > 0 and stream.is_vertical_scroll_end,
+            what="the view to follow while at the bottom",
         )
 
         stream.scroll_home(animate=False)
@@ -295,11 +307,14 @@ async def test_stream_follows_new_text_only_when_at_the_bottom() -> None:
         for _ in range(20):
             stream.append("s", 4, "even more ")
         stream.finish(gen(4, "line\n" * 12))
-        await pilot.pause(0.2)
+        card = stream.card("s", 4)
+        assert card is not None
+        await wait_for(pilot, lambda: not card.streaming, what="the card to settle")
+        await pilot.pause(stream.FLUSH_INTERVAL * 4)  # a pending repaint would have moved it now
         assert stream.scroll_offset.y == 0, (
             "scrolled up by the user: new text must not pull the view"
         )
-        assert "line" in stream.card("s", 4).text
+        assert "line" in card.text
 
 
 async def test_form_starts_with_the_configs_default_endpoint(starter, server, tmp_path) -> None:
@@ -317,8 +332,7 @@ async def test_form_starts_with_the_configs_default_endpoint(starter, server, tm
         assert panel.query_one("#run-endpoint", Input).value == "lab"
         panel.query_one("#run-go").press()
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await run_done(pilot, panel)
         assert [c.verdict is not None for c in panel.query_one(GenerationStream).cards] == [True]
 
 
@@ -331,15 +345,16 @@ async def test_retries_show_in_the_status_line(starter, endpoint, server, tmp_pa
         panel = await open_run_panel(pilot, n=1)
         panel.query_one("#run-go").press()
         seen = ""
-        for _ in range(100):
-            await pilot.pause(0.02)
-            seen = str(panel.query_one("#run-status").render())
-            if seen.startswith("retry"):
-                break
+
+        def retrying() -> bool:
+            nonlocal seen
+            seen = status(panel)
+            return seen.startswith("retry")
+
+        await wait_for(pilot, retrying, what="the retry to show")
         assert seen.startswith("retry 1 in 1.0s:") and "rate limiting" in seen
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert "1/1 new" in str(panel.query_one("#run-status").render())
+        await run_done(pilot, panel)
+        assert "1/1 new" in status(panel)
 
 
 async def test_unreadable_store_is_a_notification(starter, tmp_path) -> None:
@@ -351,10 +366,8 @@ async def test_unreadable_store_is_a_notification(starter, tmp_path) -> None:
         panel.query_one("#run-model", Input).value = "m"
         panel.query_one("#run-go").press()
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await run_done(pilot, panel)
         await pilot.press("escape", "R")
-        await pilot.pause()
-        assert isinstance(app.screen, RunsScreen)
-        errors = [n.message for n in app._notifications if n.severity == "error"]
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen), what="the Runs screen")
+        errors = [n.message for n in app.notes if n.severity == "error"]
         assert len(errors) == 2 and all("cannot open the run store" in m for m in errors)

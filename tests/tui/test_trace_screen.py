@@ -4,16 +4,16 @@ call; a run that raises says so; the numsteps Browse column; and a snapshot."""
 
 from __future__ import annotations
 
-import argparse
-
-from textual.message import Message
+from conftest import wait_for
 from textual.widgets import Input, Static
 
 from cruxtui.core.data.dataset import Dataset, load_dataset, starter_path
 from cruxtui.core.trace.steps import Trace, trace
 from cruxtui.tui.app import CruxApp
-from cruxtui.tui.screens.browse_screen import BrowseScreen
+from cruxtui.tui.messages import FilterSteps, StepChanged
+from cruxtui.tui.screens.browse_screen import BrowseScreen, Sort
 from cruxtui.tui.screens.trace_screen import TraceScreen
+from cruxtui.tui.state import TuiOptions
 from cruxtui.tui.widgets.locals_table import LocalsTable
 from cruxtui.tui.widgets.timeline import Timeline
 from cruxtui.tui.widgets.trace_code import TraceCode
@@ -25,11 +25,9 @@ async def open_trace(pilot, sample_id: str = "sample_0") -> TraceScreen:  # type
     pilot.app.open_sample(sample_id)
     await pilot.pause()
     await pilot.press("t")
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
     screen = pilot.app.screen
     assert isinstance(screen, TraceScreen)
+    await wait_for(pilot, lambda: screen.trace is not None, what="the trace")
     assert screen.trace is not None and screen.trace.steps
     return screen
 
@@ -107,8 +105,8 @@ async def test_trace_a_typed_call_and_panes_hear_steps(official: Dataset) -> Non
     heard: list[int] = []
 
     class Pane(Static):
-        def on_trace_screen_step_changed(self, message: Message) -> None:
-            heard.append(message.index)  # type: ignore[attr-defined]
+        def on_step_changed(self, message: StepChanged) -> None:
+            heard.append(message.index)
 
     app = CruxApp(official)
     async with app.run_test(size=SIZE) as pilot:
@@ -116,8 +114,7 @@ async def test_trace_a_typed_call_and_panes_hear_steps(official: Dataset) -> Non
         screen.add_pane(Pane("reasoning", id="extra-pane"))
         await pilot.pause()
         await pilot.press("right")
-        await pilot.pause()
-        assert heard[-1] == 1
+        await wait_for(pilot, lambda: heard and heard[-1] == 1, what="the pane to hear step 1")
 
         await pilot.press("c")
         box = screen.query_one("#trace-input", Input)
@@ -127,10 +124,11 @@ async def test_trace_a_typed_call_and_panes_hear_steps(official: Dataset) -> Non
         assert box.has_focus and screen.trace.call == "f([1, 1, 3, 1, 3, 1])"  # type: ignore[union-attr]
         box.value = "f([7, 5, 7])"
         await pilot.press("enter")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert screen.trace.call == "f([7, 5, 7])"  # type: ignore[union-attr]
+        await wait_for(
+            pilot,
+            lambda: screen.trace is not None and screen.trace.call == "f([7, 5, 7])",
+            what="the new trace",
+        )
         assert screen.trace.return_repr == "[(2, 7), (2, 7), (1, 5)]"  # type: ignore[union-attr]
         assert screen.index == 0 and "returned [(2, 7)" in str(
             screen.query_one("#trace-end", Static).render()
@@ -142,7 +140,7 @@ async def test_a_raising_call_says_so(official: Dataset) -> None:
     result = trace(sample.code, "f(5)")  # int is not iterable
     app = CruxApp(official)
     async with app.run_test(size=SIZE) as pilot:
-        await app.push_screen(TraceScreen(sample, result.call, trace=result))
+        await app.push_screen(TraceScreen(app.state, sample, result.call, trace=result))
         await pilot.pause()
         screen = app.screen
         end = screen.query_one("#trace-end", Static)
@@ -162,7 +160,7 @@ async def test_step_cap_and_timeout_are_said(official: Dataset) -> None:
     app = CruxApp(official)
     async with app.run_test(size=SIZE) as pilot:
         for result, says in ((capped, "stopped after 300 steps (step cap)"), (stuck, "timed out")):
-            await app.push_screen(TraceScreen(sample, result.call, trace=result))
+            await app.push_screen(TraceScreen(app.state, sample, result.call, trace=result))
             await pilot.pause()
             end = app.screen.query_one("#trace-end", Static)
             assert says in str(end.render()) and end.has_class("-failed")
@@ -175,27 +173,22 @@ async def test_step_cap_and_timeout_are_said(official: Dataset) -> None:
 
 async def test_numsteps_column_sorts_and_filters() -> None:
     starter = load_dataset(starter_path())
-    app = CruxApp(starter, options=argparse.Namespace(step_counts=True))
+    app = CruxApp(starter, TuiOptions(step_counts=True))
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(200):  # counting runs in a worker after start-up
-            await pilot.pause(0.05)
-            if "numsteps" in app.extra_columns:
-                break
-        assert "numsteps" in app.extra_columns
-        from cruxtui.tui.step_counts import counts_of, set_filter
-
-        counts = counts_of(app)
+        # counting runs in a worker after start-up
+        await wait_for(pilot, lambda: "numsteps" in app.state.columns, what="the numsteps column")
+        counts = app.state.step_counts
         assert counts is not None and set(counts) == {s.id for s in starter.samples}
         browse = app.screen
         assert isinstance(browse, BrowseScreen)
-        browse._sort_key = "numsteps"
-        browse._rebuild()
+        browse.sort = Sort("numsteps")
         shown = [counts[i] for i in browse.visible_ids]
         assert shown == sorted(shown)
-        set_filter(app, "<", 60)
-        await pilot.pause()
+        below = sum(1 for v in counts.values() if v < 60)
+        app.post_message(FilterSteps("<", 60))  # what the palette's `numsteps<60` sends
+        await wait_for(pilot, lambda: len(browse.visible_ids) == below, what="the filter")
         assert browse.visible_ids and all(counts[i] < 60 for i in browse.visible_ids)
-        assert len(browse.visible_ids) == sum(1 for v in counts.values() if v < 60)
+        assert list(app.state.filters) == ["numsteps<60"]
 
 
 def test_trace_screen_snapshot(snap_compare, official: Dataset) -> None:
@@ -205,3 +198,35 @@ def test_trace_screen_snapshot(snap_compare, official: Dataset) -> None:
         await pilot.pause()
 
     assert snap_compare(CruxApp(official), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_palette_numsteps_filter_counts_first() -> None:
+    """`numsteps<60` in the palette with no counts yet: the app counts, then filters."""
+    from textual.widgets import OptionList
+
+    starter = load_dataset(starter_path())
+    app = CruxApp(starter)  # no counting at start-up without the CLI's default
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.state.step_counts is None and "numsteps" not in app.state.columns
+        await pilot.press("ctrl+p", *"numsteps<60")
+        hits = app.screen.query_one(OptionList)
+        await wait_for(
+            pilot,
+            lambda: (
+                hits.option_count and "numsteps < 60" in str(hits.get_option_at_index(0).prompt)
+            ),
+            what="the palette's command",
+        )
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "numsteps<60" in app.state.filters, what="the filter")
+        counts = app.state.step_counts
+        assert counts is not None and "numsteps" in app.state.columns
+        browse = app.screen
+        assert isinstance(browse, BrowseScreen)
+        await wait_for(
+            pilot,
+            lambda: len(browse.visible_ids) == sum(1 for v in counts.values() if v < 60),
+            what="Browse to show the filtered rows",
+        )
+        assert all(counts[i] < 60 for i in browse.visible_ids)

@@ -3,55 +3,47 @@ and the Sample screen's verdict list; a bad file ends on the error screen, not a
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
-from conftest import CODELLAMA_OUTPUT
+from conftest import CODELLAMA_OUTPUT, wait_for
 
 from cruxtui.core.data.dataset import Dataset
 from cruxtui.tui.app import CruxApp
-from cruxtui.tui.scored_set import scored_set_of
-from cruxtui.tui.screens.browse_screen import BrowseScreen
+from cruxtui.tui.screens.browse_screen import BrowseScreen, Sort
 from cruxtui.tui.screens.error_screen import ErrorScreen
 from cruxtui.tui.screens.sample_screen import SampleScreen
+from cruxtui.tui.state import TuiOptions
 from cruxtui.tui.widgets.sample_table import SampleTable
 from cruxtui.tui.widgets.verdict_list import VerdictList
 
 SIZE = (110, 32)
 
 
-def options(path: Path, task: str = "output") -> argparse.Namespace:
-    return argparse.Namespace(generations=str(path), task=task, step_counts=False)
-
-
-async def wait_scored(app: CruxApp, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+def options(path: Path) -> TuiOptions:
+    return TuiOptions(generations=str(path), task="output")
 
 
 async def test_scored_set_in_browse_and_sample(official: Dataset) -> None:
     reference = json.loads((CODELLAMA_OUTPUT / "scored.json").read_text())["raw_scored_generations"]
     failing = {sid for sid, flags in reference.items() if not all(flags)}
-    app = CruxApp(official, options=options(CODELLAMA_OUTPUT / "generations.json"))
+    app = CruxApp(official, options(CODELLAMA_OUTPUT / "generations.json"))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_scored(app, pilot)
-        scored = scored_set_of(app)
+        await wait_for(pilot, lambda: "pass" in app.state.columns, what="the pass column")
+        scored = app.state.scored
         assert scored is not None and scored.size == 8000
         browse = app.screen
         assert isinstance(browse, BrowseScreen)
-        assert "pass" in app.extra_columns
         table = browse.query_one(SampleTable)
 
         await pilot.press("F")
-        await pilot.pause()
+        await wait_for(pilot, lambda: table.row_count < 800, what="failures only")
         assert set(browse.visible_ids) == failing and table.row_count == len(failing)
         await pilot.press("F")
-        await pilot.pause()
-        assert table.row_count == 800
+        await wait_for(pilot, lambda: table.row_count == 800, what="every sample again")
 
-        browse._sort_key = "pass"  # sort by pass rate: the worst samples first
-        browse._rebuild()
+        browse.sort = Sort("pass")  # sort by pass rate: the worst samples first
+        await pilot.pause()
         worst = browse.visible_ids[0]
         assert not any(reference[worst])
         app.open_sample("sample_130")
@@ -73,7 +65,7 @@ async def test_no_failures_key_and_no_list_without_a_scored_set(official: Datase
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("F")
         await pilot.pause()
-        assert "failures only" not in app.extra_filters
+        assert "failures only" not in app.state.filters
         assert app.screen.check_action("toggle_failures", ()) is False
         app.open_sample("sample_0")
         await pilot.pause()
@@ -83,10 +75,9 @@ async def test_no_failures_key_and_no_list_without_a_scored_set(official: Datase
 async def test_bad_generations_file_shows_the_entry(official: Dataset, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"sample_0": ["1", 2]}))
-    app = CruxApp(official, options=options(bad))
+    app = CruxApp(official, options(bad))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_scored(app, pilot)
-        assert isinstance(app.screen, ErrorScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), what="the error")
         text = str(app.screen.query_one("#error-message").render())
         assert "entry 'sample_0'[1]: expected a string, got a number" in text
-        assert scored_set_of(app) is None
+        assert app.state.scored is None

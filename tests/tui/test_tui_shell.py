@@ -4,12 +4,14 @@ the palette jumps to a sample, help opens and closes; plus snapshots of the main
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, TextArea
+from conftest import NotingApp, wait_for
+from textual.widgets import Input, OptionList, Static, TextArea
 
 from cruxtui.core.data.dataset import Dataset, load_dataset
 from cruxtui.tui.app import CruxApp
 from cruxtui.tui.columns import Column
 from cruxtui.tui.screens.browse_screen import BrowseScreen
+from cruxtui.tui.screens.error_screen import ErrorScreen
 from cruxtui.tui.screens.help_screen import HelpScreen
 from cruxtui.tui.screens.sample_screen import SampleScreen
 from cruxtui.tui.widgets.sample_table import SampleTable
@@ -42,13 +44,13 @@ async def test_typing_narrows_enter_opens_escape_returns(official: Dataset) -> N
         assert rows(app) == len(expected)
         await pilot.press("enter")  # search box -> table
         await pilot.press("enter")  # open the selected row
-        await pilot.pause()
-        assert isinstance(app.screen, SampleScreen)
-        assert app.screen.sample.id == app.screen_stack[-2].visible_ids[0]
+        await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the sample")
+        order = app.state.browse_order
+        assert order is not None and app.screen.sample.id == order[0]
         code = app.screen.query_one("#sample-code", TextArea)
         assert ".rfind(" in code.text and code.read_only and code.language == "python"
         await pilot.press("right_square_bracket")
-        assert app.screen.sample.id == app.screen_stack[-2].visible_ids[1]
+        assert app.screen.sample.id == order[1]
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, BrowseScreen)
@@ -92,13 +94,12 @@ async def test_registered_column_and_filter(official: Dataset) -> None:
         await pilot.pause()
         app.set_column(Column("chars", "chars", lambda s: str(s.chars), lambda s: s.chars))
         app.set_filter("short", lambda s: s.lines <= 3)
-        await pilot.pause()
+        short = sum(1 for s in official if s.lines <= 3)
+        await wait_for(pilot, lambda: rows(app) == short, what="the filter")
         table = app.screen.query_one(SampleTable)
         assert "chars" in [c.key for c in table.columns]
-        assert rows(app) == sum(1 for s in official if s.lines <= 3)
         app.set_filter("short", None)
-        await pilot.pause()
-        assert rows(app) == 800
+        await wait_for(pilot, lambda: rows(app) == 800, what="every sample again")
 
 
 async def test_palette_jumps_to_sample(official: Dataset) -> None:
@@ -106,10 +107,14 @@ async def test_palette_jumps_to_sample(official: Dataset) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+p")
         await pilot.press(*"sample_123")
-        await pilot.pause(0.5)
+        hits = app.screen.query_one(OptionList)
+        await wait_for(
+            pilot,
+            lambda: hits.option_count and "sample_123" in str(hits.get_option_at_index(0).prompt),
+            what="the palette's hit",
+        )
         await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, SampleScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the sample")
         assert app.screen.sample.id == "sample_123"
 
 
@@ -124,12 +129,11 @@ async def test_help_opens_and_closes(official: Dataset) -> None:
 
 async def test_starter_set_opens_with_notice() -> None:
     dataset = load_dataset(offline=True)
-    app = CruxApp(dataset)
+    app = NotingApp(dataset)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert rows(app) == len(dataset) >= 30
-        messages = [n.message for n in app._notifications]
-        assert any("cruxtui download" in m for m in messages)
+        assert any("cruxtui download" in n.message for n in app.notes)
         status = str(app.screen.query_one("#browse-status").render())
         assert "starter set, not CRUXEval" in status and "cruxtui download" in status
 
@@ -150,30 +154,37 @@ def test_snapshot_80x24(snap_compare, official: Dataset) -> None:
     assert snap_compare(CruxApp(official), terminal_size=(80, 24), press=["slash", *"rfind"])
 
 
+def boom() -> None:
+    raise RuntimeError("endpoint http://127.0.0.1:9 refused the connection")
+
+
 async def test_failed_worker_shows_error_modal_not_traceback(official: Dataset) -> None:
-    from textual.widgets import Static
-
-    from cruxtui.tui.screens.error_screen import ErrorScreen
-
     app = CruxApp(official)
     async with app.run_test(size=SIZE) as pilot:
-
-        def boom() -> None:
-            raise RuntimeError("endpoint http://127.0.0.1:9 refused the connection")
-
         worker = app.run_worker(boom, name="Model run", thread=True, exit_on_error=False)
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, ErrorScreen):
-                break
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), what="the error")
         assert worker.is_finished
-        assert isinstance(app.screen, ErrorScreen)
+        assert "Model run failed" in str(app.screen.query_one("#error-title", Static).render())
         assert "refused the connection" in str(
             app.screen.query_one("#error-message", Static).render()
         )
         await pilot.press("escape")
         assert isinstance(app.screen, BrowseScreen)
     assert app.return_code in (0, None)
+
+
+async def test_a_screens_failed_worker_reaches_the_error_modal(official: Dataset) -> None:
+    """Textual tells only the node that started a worker that it failed; a screen's failure
+    must still reach the one error screen."""
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_sample("sample_0")
+        await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the sample")
+        app.screen.run_worker(boom, name="Tracing", thread=True, exit_on_error=False)
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), what="the error")
+        assert "Tracing failed" in str(app.screen.query_one("#error-title", Static).render())
+        await pilot.press("escape")
+        assert isinstance(app.screen, SampleScreen)
 
 
 async def test_mouse_header_click_sorts_and_double_click_opens(official: Dataset) -> None:
@@ -185,13 +196,13 @@ async def test_mouse_header_click_sorts_and_double_click_opens(official: Dataset
         await pilot.click(SampleTable, offset=(lines_x, 0))
         await pilot.pause()
         lines = [official[i].lines for i in app.screen.visible_ids]
-        assert lines == sorted(lines) and app.screen._sort_key == "lines"
+        assert lines == sorted(lines) and app.screen.sort.key == "lines"
         # The cursor stayed on the same sample through the sort, so the view scrolled to it.
         row = int(table.scroll_offset.y) + 2
         await pilot.click(SampleTable, offset=(2, 3))  # third line on screen: highlight only
         await pilot.pause()
         assert table.cursor_row == row and isinstance(app.screen, BrowseScreen)
         await pilot.double_click(SampleTable, offset=(2, 3))
-        await pilot.pause()
-        assert isinstance(app.screen, SampleScreen)
-        assert app.screen.sample.id == app.screen_stack[-2].visible_ids[row]
+        await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the sample")
+        order = app.state.browse_order
+        assert order is not None and app.screen.sample.id == order[row]

@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from cruxtui.core.data.dataset import Source
 from cruxtui.core.data.search import SampleIndex
-from cruxtui.tui.app import BrowseStateChanged
+from cruxtui.tui import scored_set
 from cruxtui.tui.columns import Column
+from cruxtui.tui.messages import BrowseChanged, OpenSample, SetFilter
+from cruxtui.tui.state import AppState
 from cruxtui.tui.widgets.sample_table import SampleTable, TableColumn
-
-if TYPE_CHECKING:
-    from cruxtui.tui.app import CruxApp
-
-ALL = "__all__"
-
 
 BASE_COLUMNS = (
     Column("id", "id", lambda s: s.id, lambda s: _id_order(s.id), 11),
@@ -45,6 +42,17 @@ def _id_order(sample_id: str) -> tuple[str, int]:
     return (stem, int(num)) if num.isdigit() else (sample_id, -1)
 
 
+@dataclass(frozen=True)
+class Sort:
+    """The table's order: a column key (or "rank", the search's relevance) and its direction."""
+
+    key: str = "id"
+    reverse: bool = False
+
+    def reversed(self) -> Sort:
+        return Sort(self.key, not self.reverse)
+
+
 class BrowseScreen(Screen[None]):
     """The home screen. Typing filters; Enter opens; clicking a header (or `o`) sorts."""
 
@@ -57,17 +65,18 @@ class BrowseScreen(Screen[None]):
         Binding("q", "app.quit", "Quit", id="browse.quit"),
     ]
 
-    def __init__(self) -> None:
+    sort: reactive[Sort] = reactive(Sort(), init=False)
+    """The table's order; setting it redraws the table."""
+
+    def __init__(self, state: AppState) -> None:
         super().__init__()
-        self._sort_key = "id"
-        self._reverse = False
+        self.state = state
         self._matches: list[str] = []
-        self.visible_ids: list[str] = []
-        """Sample ids in the order shown: the Sample screen steps through these with [ and ]."""
 
     @property
-    def crux(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
+    def visible_ids(self) -> list[str]:
+        """Sample ids in the order shown (kept in the state: the Sample screen's [ and ] use it)."""
+        return self.state.browse_order or []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -81,8 +90,8 @@ class BrowseScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._index = SampleIndex(self.crux.dataset.samples)
-        self._matches = [s.id for s in self.crux.dataset.samples]
+        self._index = SampleIndex(self.state.dataset.samples)
+        self._matches = [s.id for s in self.state.dataset.samples]
         self._rebuild()
         self.query_one(SampleTable).focus()
         self._fill_method_filter()
@@ -90,7 +99,7 @@ class BrowseScreen(Screen[None]):
     def _fill_method_filter(self) -> None:
         """Method counts need every sample parsed: done after first paint so start-up stays fast."""
         counts: dict[str, int] = {}
-        for s in self.crux.dataset.samples:
+        for s in self.state.dataset.samples:
             for m in s.methods:
                 counts[m] = counts.get(m, 0) + 1
         options = [
@@ -100,20 +109,20 @@ class BrowseScreen(Screen[None]):
 
     # Table ---------------------------------------------------------------------------------
     def _columns(self) -> list[Column]:
-        return [*BASE_COLUMNS, *self.crux.extra_columns.values()]
+        return [*BASE_COLUMNS, *self.state.columns.values()]
 
     def _rebuild(self) -> None:
         """Re-render rows for the current matches, filters and sort. Cheap enough per keystroke."""
         table = self.query_one(SampleTable)
         columns = self._columns()
-        dataset = self.crux.dataset
+        dataset = self.state.dataset
         samples = [dataset[sid] for sid in self._matches]
-        for pred in self.crux.extra_filters.values():
+        for pred in self.state.filters.values():
             samples = [s for s in samples if pred(s)]
-        if self._sort_key != "rank":
-            col = next((c for c in columns if c.key == self._sort_key), BASE_COLUMNS[0])
-            samples.sort(key=col.sort_key, reverse=self._reverse)
-        self.visible_ids = [s.id for s in samples]
+        if self.sort.key != "rank":
+            col = next((c for c in columns if c.key == self.sort.key), BASE_COLUMNS[0])
+            samples.sort(key=col.sort_key, reverse=self.sort.reverse)
+        self.state.browse_order = [s.id for s in samples]
         table_columns = [
             TableColumn(
                 c.key, f"{c.label}{self._arrow(c.key)}", c.width or max(len(c.label) + 1, 8)
@@ -125,17 +134,17 @@ class BrowseScreen(Screen[None]):
         self._update_status()
 
     def _arrow(self, key: str) -> str:
-        if key != self._sort_key:
+        if key != self.sort.key:
             return ""
-        return "▼" if self._reverse else "▲"
+        return "▼" if self.sort.reverse else "▲"
 
     def _update_status(self) -> None:
-        total = len(self.crux.dataset)
+        total = len(self.state.dataset)
         shown = len(self.visible_ids)
-        filters = ", ".join(self.crux.extra_filters) or "none"
-        sort = f"{self._sort_key}{' (reversed)' if self._reverse else ''}"
-        source = self.crux.dataset.source.value
-        if self.crux.dataset.source is Source.STARTER:
+        filters = ", ".join(self.state.filters) or "none"
+        sort = f"{self.sort.key}{' (reversed)' if self.sort.reverse else ''}"
+        source = self.state.dataset.source.value
+        if self.state.dataset.source is Source.STARTER:
             # The toast fades; this line keeps saying it is not the benchmark.
             source = "starter set, not CRUXEval: `cruxtui download` or --dataset for all 800"
         self.query_one("#browse-status", Static).update(
@@ -158,11 +167,11 @@ class BrowseScreen(Screen[None]):
         self._matches = self._index.search(text, methods=methods)
         # Ranked results are most useful while typing; a header click re-sorts them.
         words = [w for w in text.split() if ":" not in w]
-        if words and self._sort_key == "id":
-            self._sort_key = "rank"
-        elif not words and self._sort_key == "rank":
-            self._sort_key = "id"
-        self._rebuild()
+        if words and self.sort.key == "id":
+            self.set_reactive(BrowseScreen.sort, Sort("rank", self.sort.reverse))
+        elif not words and self.sort.key == "rank":
+            self.set_reactive(BrowseScreen.sort, Sort("id", self.sort.reverse))
+        self._rebuild()  # the matches changed too: one redraw for both
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self) -> None:
@@ -170,19 +179,19 @@ class BrowseScreen(Screen[None]):
 
     @on(SampleTable.RowSelected)
     def _open(self, event: SampleTable.RowSelected) -> None:
-        self.crux.open_sample(event.key)
+        self.post_message(OpenSample(event.key))
 
     @on(SampleTable.HeaderSelected)
     def _sort_by_header(self, event: SampleTable.HeaderSelected) -> None:
         key = event.column_key
-        if key == self._sort_key:
-            self._reverse = not self._reverse
-        else:
-            self._sort_key, self._reverse = key, False
+        self.sort = self.sort.reversed() if key == self.sort.key else Sort(key)
+
+    def watch_sort(self) -> None:
         self._rebuild()
 
-    def on_browse_state_changed(self, message: BrowseStateChanged) -> None:
+    def on_browse_changed(self, message: BrowseChanged) -> None:
         self._rebuild()
+        self.refresh_bindings()  # F (failures only) shows once a scored set is loaded
 
     # Actions -------------------------------------------------------------------------------
     def action_focus_search(self) -> None:
@@ -196,24 +205,27 @@ class BrowseScreen(Screen[None]):
 
     def action_cycle_sort(self) -> None:
         keys = [c.key for c in self._columns()]
-        current = keys.index(self._sort_key) if self._sort_key in keys else -1
-        self._sort_key, self._reverse = keys[(current + 1) % len(keys)], False
-        self._rebuild()
+        current = keys.index(self.sort.key) if self.sort.key in keys else -1
+        self.sort = Sort(keys[(current + 1) % len(keys)])
 
     def action_reverse_sort(self) -> None:
-        self._reverse = not self._reverse
-        self._rebuild()
+        self.sort = self.sort.reversed()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The failures-only key exists (and shows in the footer) once a scored set is loaded."""
         if action == "toggle_failures":
-            from cruxtui.tui.scored_set import scored_set_of
-
-            return scored_set_of(self.app) is not None
+            return self.state.scored is not None
         return True
 
     def action_toggle_failures(self) -> None:
         """Only samples with a failing generation of the scored set (--generations), or all again."""
-        from cruxtui.tui.scored_set import toggle_failures
-
-        toggle_failures(self.crux)
+        scored = self.state.scored
+        if scored is None:
+            self.notify(
+                "No scored generations: start with --generations FILE --task output|input.",
+                severity="warning",
+            )
+        elif scored_set.FILTER in self.state.filters:
+            self.post_message(SetFilter(scored_set.FILTER, None))
+        else:
+            self.post_message(SetFilter(scored_set.FILTER, scored_set.failing(scored)))

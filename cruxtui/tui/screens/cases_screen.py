@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -19,13 +18,22 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static
 
-from cruxtui.core.cases.case_file import CaseError, FailureCase, load_gallery, select_cases
+from cruxtui.core.cases.case_file import (
+    CaseError,
+    FailureCase,
+    edit_case,
+    load_gallery,
+    select_cases,
+)
+from cruxtui.core.cases.gallery import export_html, export_markdown
 from cruxtui.core.cases.render import render_case
-from cruxtui.tui.case_save import case_folder
-
-if TYPE_CHECKING:
-    from cruxtui.core.cases.replay import ReplayReport
-    from cruxtui.tui.app import CruxApp
+from cruxtui.core.cases.replay import ReplayReport, replay_case
+from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.tui.messages import OpenSample
+from cruxtui.tui.screens.case_export_screen import ExportScreen
+from cruxtui.tui.screens.case_form_screen import CaseFormScreen
+from cruxtui.tui.state import AppState
+from cruxtui.tui.workers import ReportsTaskErrors
 
 REPLAYS = 3
 """Replays per `r` press: enough to see whether a failure is stable, quick enough to watch."""
@@ -39,7 +47,7 @@ _STATUS_STYLE = {
 }
 
 
-class CasesScreen(Screen[None]):
+class CasesScreen(ReportsTaskErrors, Screen[None]):
     CSS_PATH = "cases.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="cases.back"),
@@ -50,8 +58,9 @@ class CasesScreen(Screen[None]):
         Binding("g", "reload", "Reload", id="cases.reload"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, state: AppState) -> None:
         super().__init__()
+        self.state = state
         self.cases: list[FailureCase] = []
         self.errors: list[CaseError] = []
         self.shown: list[FailureCase] = []
@@ -61,12 +70,8 @@ class CasesScreen(Screen[None]):
         self.replay_text: dict[int, list[str]] = {}
 
     @property
-    def crux(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
-
-    @property
     def folder(self) -> Path:
-        return case_folder(self.app)
+        return self.state.cases_dir
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -186,8 +191,6 @@ class CasesScreen(Screen[None]):
 
     @work(exclusive=True, group="case-replay", exit_on_error=False, name="Replay")
     async def replay(self, case: FailureCase) -> ReplayReport:
-        from cruxtui.core.cases.replay import replay_case
-
         def chunk(index: int, text: str) -> None:
             self.replay_text.setdefault(index, []).append(text)
             self._render_replay(case, None)
@@ -228,9 +231,6 @@ class CasesScreen(Screen[None]):
 
     @work(exclusive=True, group="case-edit", exit_on_error=False, name="Edit case")
     async def _edit(self, case: FailureCase) -> None:
-        from cruxtui.core.cases.case_file import edit_case
-        from cruxtui.tui.screens.case_form_screen import CaseFormScreen
-
         answer = await self.app.push_screen_wait(
             CaseFormScreen(
                 f"Tags and note of {case.name}",
@@ -253,10 +253,6 @@ class CasesScreen(Screen[None]):
 
     @work(exclusive=True, group="case-export", exit_on_error=False, name="Export gallery")
     async def _export(self, cases: list[FailureCase]) -> None:
-        from cruxtui.core.cases.gallery import export_html, export_markdown
-        from cruxtui.core.util.atomic import atomic_write_text
-        from cruxtui.tui.screens.case_export_screen import ExportScreen
-
         target = await self.app.push_screen_wait(ExportScreen(len(cases)))
         if target is None:
             return
@@ -275,15 +271,15 @@ class CasesScreen(Screen[None]):
         if case is None:
             return
         if (
-            self.crux.find_sample(case.sample_id) is None
-            and case.base_sample_id in self.crux.dataset
+            self.state.find_sample(case.sample_id) is None
+            and case.base_sample_id in self.state.dataset
         ):
             self.notify(
                 f"{case.sample_id} is a variant: showing {case.base_sample_id}, its base sample."
             )
-            self.crux.open_sample(case.base_sample_id)
+            self.post_message(OpenSample(case.base_sample_id))
         else:
-            self.crux.open_sample(case.sample_id)
+            self.post_message(OpenSample(case.sample_id))
 
 
 def _shown_path(folder: Path) -> str:

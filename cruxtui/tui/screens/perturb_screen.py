@@ -6,12 +6,10 @@ a worker (so typing stays responsive). `Add` (or Enter in the parameters) commit
 accepted variant is a `Sample`: ctrl+o opens it on the Sample screen (from where it can be
 traced, run, saved or perturbed further), ctrl+t traces it, ctrl+r runs a model on original and
 variant side by side. Keys are ctrl+letter so they work while typing parameters.
-Accepted variants are registered in `CruxApp.variants`, so `open_sample(variant_id)` finds them.
+Accepted variants are registered in `AppState.variants`, so opening a variant's id finds it.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -32,36 +30,19 @@ from cruxtui.core.perturb import (
     apply_chain,
     verify,
 )
+from cruxtui.core.sandbox.pool import Sandbox
+from cruxtui.tui.messages import OpenSample, PreviewReady
+from cruxtui.tui.screens.trace_screen import TraceScreen
+from cruxtui.tui.state import AppState
 from cruxtui.tui.widgets.diff_view import DiffView
 from cruxtui.tui.widgets.run_panel import RunPanel
-
-if TYPE_CHECKING:
-    from cruxtui.core.sandbox.pool import Sandbox
-    from cruxtui.tui.app import CruxApp
+from cruxtui.tui.workers import ReportsTaskErrors, app_sandbox
 
 Preview = Variant | Rejection | str
 """What the preview shows: an accepted variant, a rejected one, or why nothing could be built."""
 
-_RUN_FIELDS_INPUT = ("#run-endpoint", "#run-model", "#run-n", "#run-temperature", "#run-seed")
-_RUN_FIELDS_SELECT = ("#run-task", "#run-mode")
 
-
-class SampleRunPanel(RunPanel):
-    """The Sample screen's run panel, bound to a given sample instead of the screen's."""
-
-    def __init__(self, sample: Sample, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.fixed_sample = sample
-
-    @property
-    def sample(self) -> Sample:
-        return self.fixed_sample
-
-    def on_mount(self) -> None:  # RunPanel.on_mount runs after this one and sets its own title
-        self.call_after_refresh(setattr, self, "border_title", f"Run on {self.fixed_sample.id}")
-
-
-class PerturbScreen(Screen[None]):
+class PerturbScreen(ReportsTaskErrors, Screen[None]):
     CSS_PATH = "perturb.tcss"
     AUTO_FOCUS = "#perturb-transform"
 
@@ -74,17 +55,20 @@ class PerturbScreen(Screen[None]):
         Binding("ctrl+r", "run_both", "Run model on both", id="perturb.run"),
     ]
 
-    def __init__(self, sample: Sample, *, sandbox: Sandbox | None = None) -> None:
+    def __init__(self, state: AppState, sample: Sample, *, sandbox: Sandbox | None = None) -> None:
         super().__init__()
+        self.state = state
         self.sample = sample
         self.chain: list[TransformSpec] = []
         self.preview: Preview | None = None
         self._sandbox = sandbox
         self._previewed: list[TransformSpec] = []
+        self._shown: list[TransformSpec] | None = None
 
     @property
-    def crux(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
+    def previewing(self) -> bool:
+        """The preview does not show the chain plus the step in the form yet (it is on its way)."""
+        return self._shown != self._specs()
 
     @property
     def variant(self) -> Variant | None:
@@ -194,13 +178,17 @@ class PerturbScreen(Screen[None]):
         self.query_one("#perturb-chain", Static).update(text)
 
     # Preview -------------------------------------------------------------------------------
+    def _specs(self) -> list[TransformSpec]:
+        """The chain plus the step being picked (when its seed is a number)."""
+        pending = self.pending()
+        return [*self.chain, *([pending] if pending is not None else [])]
+
     def refresh_preview(self) -> None:
         """Rebuild the preview for the chain plus the pending step (in a worker)."""
-        pending = self.pending()
-        specs = [*self.chain, *([pending] if pending is not None else [])]
+        specs = self._specs()
         self._previewed = specs
         self.query_one("#perturb-title", Static).update(self._title("verifying…"))
-        self._preview_worker(specs)
+        self._preview_worker(specs, app_sandbox(self._sandbox))
 
     @work(
         thread=True,
@@ -209,13 +197,13 @@ class PerturbScreen(Screen[None]):
         name="Perturb preview",
         exit_on_error=False,
     )
-    def _preview_worker(self, specs: list[TransformSpec]) -> None:
+    def _preview_worker(self, specs: list[TransformSpec], sandbox: Sandbox) -> None:
         worker = get_current_worker()
-        result = self.build(specs)
+        result = self.build(specs, sandbox)
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_preview, specs, result)
+            self.post_message(PreviewReady(specs, result))
 
-    def build(self, specs: list[TransformSpec]) -> Preview:
+    def build(self, specs: list[TransformSpec], sandbox: Sandbox) -> Preview:
         """Apply and verify `specs` (blocking: call from a worker)."""
         if not specs:
             return "Pick a transform."
@@ -223,14 +211,14 @@ class PerturbScreen(Screen[None]):
             applied = apply_chain(self.sample, specs)
         except PerturbError as exc:
             return str(exc)
-        from cruxtui.core.sandbox.pool import default_sandbox
-
-        [result] = verify([applied], self._sandbox or default_sandbox())
+        [result] = verify([applied], sandbox)
         return result
 
-    def _show_preview(self, specs: list[TransformSpec], result: Preview) -> None:
+    def on_preview_ready(self, message: PreviewReady) -> None:
+        specs, result = message.specs, message.result
         if specs != self._previewed:
             return  # a newer preview is on its way
+        self._shown = specs
         self.preview = result
         diff = self.query_one(DiffView)
         truth = self.query_one("#perturb-truth", Static)
@@ -239,12 +227,10 @@ class PerturbScreen(Screen[None]):
             truth.update(Text(result, style="bold red" if specs else "dim"))
             self.query_one("#perturb-title", Static).update(self._title())
             return
-        applied = result.applied if isinstance(result, Rejection) else None
-        new_id = result.id
-        code = applied.subject.code if applied else result.sample.code  # type: ignore[union-attr]
-        diff.show_diff(self.sample.code, code, self.sample.id, new_id)
+        code = result.applied.subject.code if isinstance(result, Rejection) else result.sample.code
+        diff.show_diff(self.sample.code, code, self.sample.id, result.id)
         if isinstance(result, Variant):
-            self.crux.variants[result.id] = result
+            self.state.variants[result.id] = result
             truth.update(self._truth(result))
         else:
             truth.update(self._rejected(result))
@@ -304,14 +290,12 @@ class PerturbScreen(Screen[None]):
         """Show the variant on the Sample screen (trace, run, save or perturb it from there)."""
         variant = self._need_variant()
         if variant is not None:
-            self.crux.open_sample(variant.id)
+            self.post_message(OpenSample(variant.id))
 
     def action_trace_variant(self) -> None:
-        from cruxtui.tui.screens.trace_screen import TraceScreen
-
         variant = self._need_variant()
         if variant is not None:
-            self.app.push_screen(TraceScreen(variant.sample))
+            self.app.push_screen(TraceScreen(self.state, variant.sample))
 
     def action_run_both(self) -> None:
         """Show (or hide) two run panels, original and variant: Run in either runs both, same settings."""
@@ -326,29 +310,20 @@ class PerturbScreen(Screen[None]):
             return
         runs.remove_children()
         runs.mount(
-            SampleRunPanel(self.sample, id="perturb-run-original"),
-            SampleRunPanel(variant.sample, id="perturb-run-variant"),
+            RunPanel(
+                self.state, self.sample, title=f"Run on {self.sample.id}", id="perturb-run-original"
+            ),
+            RunPanel(
+                self.state, variant.sample, title=f"Run on {variant.id}", id="perturb-run-variant"
+            ),
         )
         runs.display = True
         self.query_one("#perturb-diff-pane").display = False
         self.query_one("#perturb-side").display = False  # the two forms need the width
 
-    @on(Button.Pressed, "#run-go")
-    def _run_other_side(self, event: Button.Pressed) -> None:
-        """Run pressed in one panel: run the other panel's sample with the same settings."""
-        pressed = next(
-            (a for a in event.button.ancestors if a.id and a.id.startswith("perturb-run-")), None
-        )
-        if pressed is None:
-            return
-        other_id = (
-            "#perturb-run-variant"
-            if pressed.id == "perturb-run-original"
-            else "#perturb-run-original"
-        )
-        other: Any = self.query_one(other_id)
-        for selector in _RUN_FIELDS_INPUT:
-            other.query_one(selector, Input).value = pressed.query_one(selector, Input).value
-        for selector in _RUN_FIELDS_SELECT:
-            other.query_one(selector, Select).value = pressed.query_one(selector, Select).value
-        other.start()
+    @on(RunPanel.Started)
+    def _run_other_side(self, event: RunPanel.Started) -> None:
+        """A run started in one panel: run the other panel's sample with the same settings."""
+        for panel in self.query(RunPanel):
+            if panel is not event.panel:
+                panel.start(event.form)

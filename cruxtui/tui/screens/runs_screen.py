@@ -4,7 +4,6 @@ show any run's per-sample pass rate as a Browse column."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -13,13 +12,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from cruxtui.core.data.dataset import Sample
 from cruxtui.core.runs.comparison import Comparison, compare_runs
 from cruxtui.core.runs.store import RunInfo, RunStoreError
 from cruxtui.tui.columns import Column
-from cruxtui.tui.run_store import app_store
-
-if TYPE_CHECKING:
-    from cruxtui.tui.app import CruxApp
+from cruxtui.tui.messages import BrowseChanged, OpenSample, SetColumn
+from cruxtui.tui.state import AppState
 
 COLUMN_PREFIX = "run:"
 
@@ -27,7 +25,7 @@ COLUMN_PREFIX = "run:"
 def run_column(run: RunInfo, counts: dict[str, tuple[int, int]]) -> Column:
     """A Browse column with the run's pass rate per sample (blank where the run has no generation)."""
 
-    def value(sample) -> Text:  # noqa: ANN001 - Sample
+    def value(sample: Sample) -> Text:
         nc = counts.get(sample.id)
         if not nc:
             return Text("")
@@ -35,7 +33,7 @@ def run_column(run: RunInfo, counts: dict[str, tuple[int, int]]) -> Column:
         style = "green" if c == n else "red" if c == 0 else "yellow"
         return Text(f"{100 * c / n:.0f}%", style=style, justify="right")
 
-    def sort_key(sample) -> tuple[int, float]:  # noqa: ANN001 - Sample
+    def sort_key(sample: Sample) -> tuple[int, float]:
         nc = counts.get(sample.id)
         return (1, 0.0) if not nc else (0, nc[1] / nc[0])
 
@@ -58,15 +56,12 @@ class RunsScreen(Screen[None]):
         Binding("g", "refresh_runs", "Reload", id="runs.reload"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, state: AppState) -> None:
         super().__init__()
+        self.state = state
         self.marked: list[str] = []
         self.runs: list[RunInfo] = []
         self.comparison: Comparison | None = None
-
-    @property
-    def crux(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -104,7 +99,7 @@ class RunsScreen(Screen[None]):
 
     def action_refresh_runs(self) -> None:
         try:
-            self.runs = app_store(self.crux).runs()
+            self.runs = self.state.run_store.runs()
         except RunStoreError as exc:
             self.notify(str(exc), title="Run store", severity="error")
             self.runs = []
@@ -129,7 +124,7 @@ class RunsScreen(Screen[None]):
                 str(run.samples),
                 f"{100 * run.pass1:.1f}",
                 str(run.failures) if run.failures else "",
-                "✓" if f"{COLUMN_PREFIX}{run.id}" in self.crux.extra_columns else "",
+                "✓" if f"{COLUMN_PREFIX}{run.id}" in self.state.columns else "",
                 key=run.id,
             )
         if self.runs:
@@ -160,7 +155,7 @@ class RunsScreen(Screen[None]):
         if len(self.marked) != 2:
             self.notify("Mark two runs (space) to compare them.", severity="warning")
             return
-        store = app_store(self.crux)
+        store = self.state.run_store
         self.comparison = cmp = compare_runs(store, *self.marked)
         title = Text()
         if not cmp.shared:
@@ -185,7 +180,7 @@ class RunsScreen(Screen[None]):
         dis = self.query_one("#disagreements", DataTable)
         dis.clear()
         for d in cmp.disagreements:
-            sample = self.crux.dataset.get(d.sample_id)
+            sample = self.state.dataset.get(d.sample_id)
             dis.add_row(
                 d.sample_id,
                 _rate(d.rate_a),
@@ -201,18 +196,20 @@ class RunsScreen(Screen[None]):
         if run is None:
             return
         key = f"{COLUMN_PREFIX}{run.id}"
-        if key in self.crux.extra_columns:
-            self.crux.set_column(None, key=key)
+        if key in self.state.columns:
+            self.post_message(SetColumn(None, key=key))
             self.notify(f"Browse no longer shows run {run.id}.")
         else:
-            self.crux.set_column(run_column(run, app_store(self.crux).counts(run.id)))
+            self.post_message(SetColumn(run_column(run, self.state.run_store.counts(run.id))))
             self.notify(f"Browse shows run {run.id}'s pass rate per sample.")
-        self._fill_runs()
+
+    def on_browse_changed(self, message: BrowseChanged) -> None:
+        self._fill_runs()  # the col mark follows the Browse columns
 
     @on(DataTable.RowSelected, "#disagreements")
     def _open_sample(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            self.crux.open_sample(event.row_key.value)
+            self.post_message(OpenSample(event.row_key.value))
 
 
 def _rate(rate: float) -> Text:

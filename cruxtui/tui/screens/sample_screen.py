@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -11,20 +10,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TextArea
+from textual.widgets import Footer, Header, Input, Static, TextArea
 
 from cruxtui.core.data.dataset import Sample
+from cruxtui.tui.case_save import save_failure
+from cruxtui.tui.screens.trace_screen import TraceScreen
+from cruxtui.tui.state import AppState
+from cruxtui.tui.widgets.run_panel import RunPanel
 from cruxtui.tui.widgets.verdict_list import VerdictList
-
-if TYPE_CHECKING:
-    from cruxtui.tui.app import CruxApp
+from cruxtui.tui.workers import ReportsTaskErrors
 
 
 def _value(text: str) -> Syntax:
     return Syntax(text, "python", word_wrap=True, background_color="default")
 
 
-class SampleScreen(Screen[None]):
+class SampleScreen(ReportsTaskErrors, Screen[None]):
     """Code (read-only editor with highlighting), the call, the expected output and metadata."""
 
     BINDINGS = [
@@ -37,13 +38,10 @@ class SampleScreen(Screen[None]):
         Binding("s", "save_case", "Save case", id="sample.save_case"),
     ]
 
-    def __init__(self, sample: Sample) -> None:
+    def __init__(self, state: AppState, sample: Sample) -> None:
         super().__init__()
+        self.state = state
         self.sample = sample
-
-    @property
-    def crux(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         s = self.sample
@@ -79,7 +77,7 @@ class SampleScreen(Screen[None]):
             ("characters", str(s.chars)),
             ("output type", s.output_type),
             ("methods", ", ".join(s.methods) or "none"),
-            ("from", Path(s.origin).name if s.origin else self.crux.dataset.location),
+            ("from", Path(s.origin).name if s.origin else self.state.dataset.location),
         ]
         text = Text()
         for name, value in rows:
@@ -96,55 +94,59 @@ class SampleScreen(Screen[None]):
         self.query_one("#sample-output", Static).update(_value(sample.output))
         self.query_one("#sample-meta", Static).update(self._meta())
         self._show_verdicts()
+        for panel in self.query(RunPanel):
+            panel.sample = sample
 
     def on_mount(self) -> None:
         self._show_verdicts()
 
     def _show_verdicts(self) -> None:
         """Each generation of the scored set (--generations) for this sample, with its verdict."""
-        from cruxtui.tui.scored_set import scored_set_of
-
         verdicts = self.query_one("#sample-verdicts", VerdictList)
-        verdicts.show(scored_set_of(self.app), self.sample.id)
+        verdicts.show(self.state.scored, self.sample.id)
         self.query_one("#sample-verdicts-title", Static).display = verdicts.display
 
     def action_run_panel(self) -> None:
-        """Show (or hide) the panel that runs a model on this sample and streams its answers."""
-        from cruxtui.tui.widgets.run_panel import toggle_run_panel
-
-        toggle_run_panel(self)
+        """Show (or hide) the panel that runs a model on this sample and streams its answers, in
+        place of the right column."""
+        right = self.query_one("#sample-right")
+        panels = self.query(RunPanel)
+        if panels:
+            panel = panels.first()
+            shown = not panel.display
+            panel.display = shown
+            right.display = not shown
+            if shown:
+                panel.query_one("#run-endpoint", Input).focus()
+            return
+        right.display = False
+        panel = RunPanel(self.state, self.sample, id="run-panel")
+        self.query_one("#sample-main").mount(panel)
+        self.call_after_refresh(lambda: panel.query_one("#run-endpoint", Input).focus())
 
     def action_perturb(self) -> None:
         """Make a variant of this sample (rename, flip a comparison, edit the input...)."""
+        # Deferred for speed: the Perturb screen loads libcst (~160 ms), only when p is pressed.
         from cruxtui.tui.screens.perturb_screen import PerturbScreen
 
-        self.app.push_screen(PerturbScreen(self.sample))
+        self.app.push_screen(PerturbScreen(self.state, self.sample))
 
     def action_trace(self) -> None:
         """Step through this sample's execution on its own input."""
-        from cruxtui.tui.screens.trace_screen import TraceScreen
-
-        self.app.push_screen(TraceScreen(self.sample))
+        self.app.push_screen(TraceScreen(self.state, self.sample))
 
     def action_save_case(self) -> None:
         """Save this sample's failure as a case: from the run panel's run, else the latest run."""
-        from cruxtui.tui.case_save import save_failure
-        from cruxtui.tui.widgets.run_panel import RunPanel
-
         panels = self.query(RunPanel)
         run_id = panels.first().run_id if panels else None
-        # A variant made on the Perturb screen: the case records its transform chain and base sample.
-        save_failure(self, self.sample, run_id, self.crux.variants.get(self.sample.id))
+        save_failure(self, self.state, self.sample, run_id)
 
     def action_step(self, delta: int) -> None:
         """Previous / next sample in the Browse screen's current order."""
-        from cruxtui.tui.screens.browse_screen import BrowseScreen
-
-        order = next(
-            (s.visible_ids for s in self.app.screen_stack if isinstance(s, BrowseScreen)),
-            [x.id for x in self.crux.dataset.samples],
-        )
+        order = self.state.browse_order
+        if order is None:
+            order = [x.id for x in self.state.dataset.samples]
         if self.sample.id not in order or not order:
             return
         i = (order.index(self.sample.id) + delta) % len(order)
-        self.show(self.crux.dataset[order[i]])
+        self.show(self.state.dataset[order[i]])

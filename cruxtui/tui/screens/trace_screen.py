@@ -3,35 +3,45 @@
 Opened from the Sample screen (`t`) on the sample's own call, or by any feature with another call
 (a model's predicted input, a perturbed variant). The panes sit in one Horizontal (`#trace-panes`)
 so a feature can add a pane beside the code and the locals with `add_pane`; every pane added that
-way receives `TraceScreen.StepChanged` whenever the current step changes.
+way receives `StepChanged` whenever the current step (the reactive `index`) changes, and may post
+`GotoStep` to move it. The reasoning pane (`show_reasoning`, `r`) is one such pane.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.message import Message
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, Static
+from textual.worker import get_current_worker
 
 from cruxtui.core.data.dataset import Sample
+from cruxtui.core.reasoning.alignment import call_to_trace
+from cruxtui.core.sandbox.jobs.tracer import problem_with
+from cruxtui.core.sandbox.pool import Sandbox
+from cruxtui.core.trace import steps
 from cruxtui.core.trace.steps import Step, Trace
-from cruxtui.tui.step_counts import app_sandbox
+from cruxtui.tui.case_save import save_failure
+from cruxtui.tui.messages import GotoStep, StepChanged, TraceReady
+from cruxtui.tui.state import AppState
 from cruxtui.tui.widgets.locals_table import LocalsTable
+from cruxtui.tui.widgets.reasoning_view import (
+    Reasoning,
+    ReasoningPaste,
+    ReasoningView,
+    stored_generations,
+)
 from cruxtui.tui.widgets.timeline import Timeline
 from cruxtui.tui.widgets.trace_code import TraceCode
-
-if TYPE_CHECKING:
-    from cruxtui.core.sandbox.pool import Sandbox
+from cruxtui.tui.workers import ReportsTaskErrors, app_sandbox
 
 
-class TraceScreen(Screen[None]):
+class TraceScreen(ReportsTaskErrors, Screen[None]):
     CSS_PATH = "trace.tcss"
     AUTO_FOCUS = ""  # keys go to the screen's stepping bindings, not to the hidden prompt
 
@@ -56,20 +66,12 @@ class TraceScreen(Screen[None]):
         Binding("G", "end", show=False),
     ]
 
-    class StepChanged(Message):
-        """The current step changed (also sent to every pane added with `add_pane`)."""
-
-        def __init__(self, trace: Trace, index: int) -> None:
-            super().__init__()
-            self.trace = trace
-            self.index = index
-
-        @property
-        def step(self) -> Step:
-            return self.trace.steps[self.index]
+    index: reactive[int] = reactive(0, init=False, always_update=True)
+    """The current step; set it (or call `goto`) and the code, locals, timeline and panes follow."""
 
     def __init__(
         self,
+        state: AppState,
         sample: Sample,
         call: str | None = None,
         *,
@@ -77,10 +79,10 @@ class TraceScreen(Screen[None]):
         sandbox: Sandbox | None = None,
     ) -> None:
         super().__init__()
+        self.state = state
         self.sample = sample
         self.call = (call or sample.call).strip()
         self.trace: Trace | None = trace
-        self.index = 0
         self._sandbox = sandbox
         self._panes: list[Widget] = []
         self._visits: dict[int, list[int]] = {}
@@ -116,13 +118,48 @@ class TraceScreen(Screen[None]):
         self._panes.append(pane)
         self.query_one("#trace-panes", Horizontal).mount(pane)
         if self.trace is not None and self.trace.steps:
-            pane.post_message(self.StepChanged(self.trace, self.index))
+            pane.post_message(StepChanged(self.trace, self.index))
 
+    @on(GotoStep)
+    def _goto_step(self, message: GotoStep) -> None:
+        self.goto(message.index)
+
+    # Reasoning -----------------------------------------------------------------------------
     def action_reasoning(self) -> None:
-        """Paste a chain of thought and show it beside the code, aligned with this trace."""
-        from cruxtui.tui.widgets.reasoning_view import paste_reasoning
+        """Paste a chain of thought (or pick a stored generation of this sample) and show it
+        beside the code, aligned with this trace."""
+        stored = stored_generations(self.state, self.sample.id)
+        self.app.push_screen(ReasoningPaste(stored), self._reasoning_chosen)
 
-        paste_reasoning(self)
+    def _reasoning_chosen(self, reasoning: Reasoning | None) -> None:
+        if reasoning:
+            self.show_generation(reasoning)
+
+    def show_reasoning(self, text: str, source: str = "") -> ReasoningView | None:
+        """Show `text` beside the code, aligned with this trace (replacing an earlier pane)."""
+        if self.trace is None or not self.trace.steps:
+            self.notify("No trace to align with yet.", severity="warning")
+            return None
+        existing = self.query(ReasoningView)
+        if existing:
+            view = existing.first()
+            view.set_reasoning(text, source, self.trace)
+        else:
+            view = ReasoningView(text, source, self.trace, id="trace-reasoning")
+            self.add_pane(view)
+        view.focus()
+        return view
+
+    def show_generation(self, reasoning: Reasoning) -> ReasoningView | None:
+        """Show a generation's reasoning. For the input task the model reasons about the input it
+        chose, so the screen traces the call from its answer (the pane re-aligns when that lands)."""
+        view = self.show_reasoning(reasoning.text, reasoning.source)
+        if view is not None and reasoning.task == "input":
+            call, why = call_to_trace(self.sample, reasoning.text, "input")
+            if call != self.call:
+                self.notify(f"Tracing {call} ({why}).")
+                self.run_trace(call)
+        return view
 
     # Tracing -------------------------------------------------------------------------------
     def run_trace(self, call: str) -> None:
@@ -141,10 +178,12 @@ class TraceScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="trace", name="Tracing", exit_on_error=False)
     def _trace_worker(self, code: str, call: str, expected: str | None, sandbox: Sandbox) -> None:
-        from cruxtui.core.trace.steps import trace
+        result = steps.trace(code, call, expected=expected, sandbox=sandbox)
+        if not get_current_worker().is_cancelled:
+            self.post_message(TraceReady(result))
 
-        result = trace(code, call, expected=expected, sandbox=sandbox)
-        self.app.call_from_thread(self._show_trace, result)
+    def on_trace_ready(self, message: TraceReady) -> None:
+        self._show_trace(message.trace)
 
     def _show_trace(self, trace: Trace) -> None:
         self.trace = trace
@@ -162,10 +201,10 @@ class TraceScreen(Screen[None]):
         end = self.query_one("#trace-end", Static)
         end.update(self._ending(trace))
         end.set_class(not trace.ok, "-failed")
-        self.index = 0
         if trace.steps:
             self.goto(0)
         else:
+            self.set_reactive(TraceScreen.index, 0)
             self.query_one(LocalsTable).show_step(None)
             self.query_one("#trace-frame", Static).update("")
             self.query_one("#trace-status", Static).update("no steps recorded")
@@ -187,11 +226,18 @@ class TraceScreen(Screen[None]):
 
     # Stepping ------------------------------------------------------------------------------
     def goto(self, index: int) -> None:
-        """Make step `index` current (clamped) and update every pane."""
+        """Make step `index` current (clamped); nothing without a trace."""
+        if self.trace is not None and self.trace.steps:
+            self.index = index
+
+    def validate_index(self, index: int) -> int:
+        last = len(self.trace.steps) - 1 if self.trace is not None else 0
+        return max(0, min(index, last))
+
+    def watch_index(self, index: int) -> None:
+        """Show step `index` everywhere: code, locals, status, timeline and every pane."""
         if self.trace is None or not self.trace.steps:
             return
-        index = max(0, min(index, len(self.trace.steps) - 1))
-        self.index = index
         step = self.trace.steps[index]
         self.query_one(TraceCode).show(step.line, step.event)
         self._scroll_code_to(step.line)
@@ -200,10 +246,10 @@ class TraceScreen(Screen[None]):
         self.query_one("#trace-frame", Static).update(Text(frame, style="bold"))
         self.query_one("#trace-status", Static).update(self._status(step))
         self.query_one(Timeline).show(index)
-        self.post_message(self.StepChanged(self.trace, index))
+        self.post_message(StepChanged(self.trace, index))
         self._panes = [pane for pane in self._panes if pane.is_attached]
         for pane in self._panes:
-            pane.post_message(self.StepChanged(self.trace, index))
+            pane.post_message(StepChanged(self.trace, index))
 
     def _scroll_code_to(self, line: int) -> None:
         pane = self.query_one("#trace-code-pane", VerticalScroll)
@@ -302,8 +348,6 @@ class TraceScreen(Screen[None]):
             self._close_prompt()
             self.goto(int(text))
             return
-        from cruxtui.core.sandbox.jobs.tracer import problem_with
-
         problem = problem_with(text, "call") if text else "no call given"
         if problem:
             self.notify(f"{problem}. Type a call such as f('abc').", severity="error", timeout=6)
@@ -313,9 +357,7 @@ class TraceScreen(Screen[None]):
 
     def action_save_case(self) -> None:
         """Save this sample's failure (its newest stored failing run) as a case."""
-        from cruxtui.tui.case_save import save_failure
-
-        save_failure(self, self.sample)
+        save_failure(self, self.state, self.sample)
 
     def action_back(self) -> None:
         if self._asking:

@@ -6,6 +6,8 @@ show the same diff.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -22,8 +24,8 @@ class DiffView(Static):
 
     unified: reactive[bool] = reactive(False)
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__("", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("", **kwargs)
         self._texts: tuple[str, str, str, str] | None = None
         self._note = ""
 

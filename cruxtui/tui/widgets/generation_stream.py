@@ -6,6 +6,10 @@ generation is not undone by the next chunk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -110,8 +114,8 @@ class GenerationStream(VerticalScroll):
     """Streamed text is repainted at most this often: a server can send thousands of chunks a
     second, and repainting per chunk would starve the event loop (keys, scrolling)."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self._cards: dict[tuple[str, int], GenerationCard] = {}
         self._dirty: set[GenerationCard] = set()
         self._flush_pending = False
@@ -147,7 +151,13 @@ class GenerationStream(VerticalScroll):
     def _flush(self) -> None:
         self._flush_pending = False
         dirty, self._dirty = self._dirty, set()
-        self._follow(lambda: [card.repaint() for card in dirty if card.is_attached])
+
+        def repaint() -> None:
+            for card in dirty:
+                if card.is_attached:
+                    card.repaint()
+
+        self._follow(repaint)
 
     def restart(self, sample_id: str, index: int, prefix: str, reason: str) -> None:
         card = self.begin(sample_id, index)
@@ -164,11 +174,11 @@ class GenerationStream(VerticalScroll):
             else [c for c in self._cards.values() if c.sample_id == sample_id and c.verdict is None]
         )
         for card in targets:
-            self._follow(lambda c=card: c.set_error(error))
+            self._follow(partial(card.set_error, error))
 
-    def _follow(self, change: object) -> None:
+    def _follow(self, change: Callable[[], object]) -> None:
         """Apply `change`; keep the newest text in view only if the view was at the bottom."""
         at_bottom = self.is_vertical_scroll_end
-        change()  # type: ignore[operator]
+        change()
         if at_bottom:
             self.call_after_refresh(self.scroll_end, animate=False, immediate=False)

@@ -1,12 +1,13 @@
 """The reasoning pane of the Trace screen: a chain of thought beside the real execution.
 
-`show_reasoning(screen, text, source)` mounts a `ReasoningView` with `TraceScreen.add_pane`; the view
+`TraceScreen.show_reasoning(text, source)` mounts a `ReasoningView` with `add_pane`; the view
 parses and aligns `text` (prose or scratchpad) against the screen's trace in a worker thread (a
 10,000-step trace takes a noticeable fraction of a second), and again whenever the screen traces
-another call. It highlights the reasoning step aligned with the current trace step, marks each claim
-(✓ consistent, ✗ contradicted with the true value, ? unverifiable), and `d` jumps the trace to the
-first divergence. Text comes from a stored generation (runs, live ones included, commit each
-generation to the run store) or is pasted (`ReasoningPaste`).
+another call (it hears each `StepChanged`). It highlights the reasoning step aligned with the
+current trace step, marks each claim (✓ consistent, ✗ contradicted with the true value,
+? unverifiable), and `d` asks the screen to go to the first divergence (`GotoStep`). Text comes
+from a stored generation (runs, live ones included, commit each generation to the run store) or
+is pasted (`ReasoningPaste`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,14 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static, TextArea
+from textual.worker import get_current_worker
 
 from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align_text
+from cruxtui.core.runs.store import RunStoreError
+from cruxtui.core.trace.steps import Trace
+from cruxtui.tui.messages import AlignmentReady, GotoStep, StepChanged
+from cruxtui.tui.state import AppState
+from cruxtui.tui.workers import ReportsTaskErrors
 
 _MARK = {
     "consistent": ("✓", "green"),
@@ -40,18 +47,18 @@ class Reasoning:
     task: str = "output"
 
 
-class ReasoningView(VerticalScroll, can_focus=True):
+class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
     """Reasoning steps with their judgements; follows the Trace screen's current step."""
 
     BINDINGS = [Binding("d", "first_divergence", "First divergence", id="reasoning.divergence")]
 
-    def __init__(self, text: str, source: str = "", **kwargs: Any) -> None:
+    def __init__(self, text: str, source: str, trace: Trace, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.text = text
         self.source = source
         self.alignment: Alignment | None = None
         self.current: int | None = None
-        self._trace: Any = None
+        self._trace = trace
         self._index = 0
 
     def compose(self) -> ComposeResult:
@@ -67,11 +74,9 @@ class ReasoningView(VerticalScroll, can_focus=True):
             )
 
     def on_mount(self) -> None:
-        trace = getattr(self.screen, "trace", None)
-        if trace is not None and trace.steps:
-            self._realign(trace)
+        self._realign(self._trace)
 
-    def set_reasoning(self, text: str, source: str, trace: Any) -> None:
+    def set_reasoning(self, text: str, source: str, trace: Trace) -> None:
         """Show another chain in this pane."""
         self.text, self.source = text, source
         self.alignment = None
@@ -79,16 +84,24 @@ class ReasoningView(VerticalScroll, can_focus=True):
         self._realign(trace)
 
     # Alignment (in a worker) ------------------------------------------------------------
-    def _realign(self, trace: Any) -> None:
+    def _realign(self, trace: Trace) -> None:
         self._trace = trace
-        self._align_worker(trace)
+        self._align_worker(self.text, trace)
 
-    @work(thread=True, exclusive=True, group="reasoning-align", name="Aligning reasoning")
-    def _align_worker(self, trace: Any) -> None:
-        alignment = align_text(self.text, trace)
-        self.app.call_from_thread(self._show, alignment)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="reasoning-align",
+        name="Aligning reasoning",
+        exit_on_error=False,
+    )
+    def _align_worker(self, text: str, trace: Trace) -> None:
+        alignment = align_text(text, trace)
+        if not get_current_worker().is_cancelled:
+            self.post_message(AlignmentReady(self, alignment))
 
-    async def _show(self, alignment: Alignment) -> None:
+    async def on_alignment_ready(self, message: AlignmentReady) -> None:
+        alignment = message.alignment
         if alignment.trace is not self._trace:
             return  # the screen moved on to another trace meanwhile
         self.alignment = alignment
@@ -96,7 +109,7 @@ class ReasoningView(VerticalScroll, can_focus=True):
         await self.recompose()
         self.highlight(alignment.step_at(self._index))
 
-    def on_trace_screen_step_changed(self, message: Any) -> None:
+    def on_step_changed(self, message: StepChanged) -> None:
         self._index = message.index
         if message.trace is not self._trace:
             self._realign(message.trace)
@@ -161,9 +174,8 @@ class ReasoningView(VerticalScroll, can_focus=True):
         for i in range(len(self.alignment.chain.steps)):
             widget = self.query_one(f"#reasoning-step-{i}", Static)
             widget.set_class(i == div.step, "-divergence")
-        goto = getattr(self.screen, "goto", None)
-        if div.trace_step is not None and goto is not None:
-            goto(div.trace_step)
+        if div.trace_step is not None:
+            self.post_message(GotoStep(div.trace_step))
         self.highlight(div.step)
 
 
@@ -213,48 +225,11 @@ class ReasoningPaste(ModalScreen[Reasoning | None]):
             self.dismiss(Reasoning(text))
 
 
-def show_reasoning(screen: Any, text: str, source: str = "") -> ReasoningView | None:
-    """Show `text` beside the code, aligned with the screen's trace (replacing an earlier pane)."""
-    trace = getattr(screen, "trace", None)
-    if trace is None or not trace.steps:
-        screen.notify("No trace to align with yet.", severity="warning")
-        return None
-    existing = screen.query(ReasoningView)
-    if existing:
-        view = existing.first()
-        view.set_reasoning(text, source, trace)
-    else:
-        view = ReasoningView(text, source, id="trace-reasoning")
-        screen.add_pane(view)
-    view.focus()
-    return view
-
-
-def show_generation(screen: Any, reasoning: Reasoning) -> ReasoningView | None:
-    """Show a generation's reasoning. For the input task the model reasons about the input it
-    chose, so the screen traces the call from its answer (the pane re-aligns when that lands)."""
-    view = show_reasoning(screen, reasoning.text, reasoning.source)
-    sample = getattr(screen, "sample", None)
-    if view is not None and sample is not None and reasoning.task == "input":
-        from cruxtui.core.reasoning.alignment import call_to_trace
-
-        call, why = call_to_trace(sample, reasoning.text, "input")
-        if call != getattr(screen, "call", None):
-            screen.notify(f"Tracing {call} ({why}).")
-            screen.run_trace(call)
-    return view
-
-
-def stored_generations(app: Any, sample_id: str, limit: int = 50) -> list[Reasoning]:
-    """This sample's generations in the run store, newest runs first; empty when there is no store
-    (or it cannot be read: the paste box still works)."""
-    if getattr(app, "options", None) is None:
-        return []
+def stored_generations(state: AppState, sample_id: str, limit: int = 50) -> list[Reasoning]:
+    """This sample's generations in the run store, newest runs first; empty when the store cannot
+    be read (the paste box still works)."""
     try:
-        from cruxtui.core.runs.store import RunStoreError
-        from cruxtui.tui.run_store import app_store
-
-        store = app_store(app)
+        store = state.run_store
         out: list[Reasoning] = []
         for run in sorted(store.runs(), key=lambda r: r.updated, reverse=True):
             for gen in store.generations(run.id, sample_id):
@@ -266,15 +241,3 @@ def stored_generations(app: Any, sample_id: str, limit: int = 50) -> list[Reason
         return out
     except (RunStoreError, OSError, ValueError):
         return []
-
-
-def paste_reasoning(screen: Any) -> None:
-    """Open the paste / pick dialog; align what is chosen."""
-
-    def done(result: Reasoning | None) -> None:
-        if result:
-            show_generation(screen, result)
-
-    sample = getattr(screen, "sample", None)
-    stored = stored_generations(screen.app, sample.id) if sample is not None else []
-    screen.app.push_screen(ReasoningPaste(stored), done)

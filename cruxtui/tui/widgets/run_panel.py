@@ -9,21 +9,25 @@ verdicts are computed. Generations already stored for this configuration are sho
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
+from textual.worker import Worker
 
+from cruxtui.core.data.dataset import Sample
+from cruxtui.core.models.backend import ModelError
+from cruxtui.core.models.endpoints import load_endpoints
 from cruxtui.core.runs.runner import Progress, RunListener, RunSummary
-from cruxtui.core.runs.store import Generation
-from cruxtui.tui.run_store import app_store
+from cruxtui.core.runs.session import LiveRunError, live_run, warm_up
+from cruxtui.core.runs.store import Generation, RunStoreError
+from cruxtui.tui.state import AppState
 from cruxtui.tui.widgets.generation_stream import GenerationStream
-
-if TYPE_CHECKING:
-    from cruxtui.core.data.dataset import Sample
-    from cruxtui.tui.app import CruxApp
+from cruxtui.tui.workers import ReportsTaskErrors
 
 TASKS = (("output", "output"), ("input", "input"))
 MODES = (("direct", "direct"), ("cot", "cot"), ("scratchpad", "scratchpad"))
@@ -75,9 +79,6 @@ def freeze_heap() -> None:
 def _default_endpoint() -> str:
     """The `default` endpoint named in config.toml, to start the form with ("" if none or the
     file is unreadable; a run then reports the file's problem)."""
-    from cruxtui.core.models.backend import ModelError
-    from cruxtui.core.models.endpoints import load_endpoints
-
     try:
         return load_endpoints()[1] or ""
     except ModelError:
@@ -89,23 +90,56 @@ def looks_like_url(text: str) -> bool:
     return "://" in text or "/" in text or (":" in text and text.rsplit(":", 1)[1][:1].isdigit())
 
 
-class RunPanel(Vertical):
-    """Form + live generations for the sample shown on the screen this panel is mounted in."""
+@dataclass(frozen=True)
+class RunForm:
+    """What the form says, as typed (checked when a run starts)."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    endpoint: str
+    model: str
+    task: str
+    mode: str
+    n: str
+    temperature: str
+    seed: str
+
+
+class RunPanel(ReportsTaskErrors, Vertical):
+    """Form + live generations for `sample` (the screen showing another sample sets it)."""
+
+    class Started(Message):
+        """The user started a run in this panel (Run, or Enter in a field), with this form."""
+
+        def __init__(self, panel: RunPanel, form: RunForm) -> None:
+            super().__init__()
+            self.panel = panel
+            self.form = form
+
+        @property
+        def control(self) -> RunPanel:
+            return self.panel
+
+    def __init__(
+        self, state: AppState, sample: Sample, *, title: str = "Run a model", **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
+        self.state = state
+        self.sample = sample
         self.run_id: str | None = None
+        """The run shown (once started): `s` on the Sample screen saves its failure."""
+        self.border_title = title
+        self._run: Worker[RunSummary | None] | None = None
 
     @property
-    def crux(self) -> CruxApp:
-        return self.app  # type: ignore[return-value]
+    def running(self) -> bool:
+        """A run started here has not ended yet."""
+        return self._run is not None and not self._run.is_finished
 
     def compose(self) -> ComposeResult:
-        options = self.crux.options
-        endpoint = getattr(options, "endpoint", None) or _default_endpoint()
+        options = self.state.options
+        endpoint = options.endpoint or _default_endpoint()
         with Horizontal(classes="run-row"):
             yield Input(endpoint, placeholder="endpoint name or base URL", id="run-endpoint")
-            yield Input(getattr(options, "model", None) or "", placeholder="model", id="run-model")
+            yield Input(options.model or "", placeholder="model", id="run-model")
         with Horizontal(classes="run-row"):
             yield Select(TASKS, value="output", allow_blank=False, id="run-task")
             yield Select(MODES, value="direct", allow_blank=False, id="run-mode")
@@ -121,66 +155,62 @@ class RunPanel(Vertical):
         yield GenerationStream(id="run-stream")
 
     def on_mount(self) -> None:
-        from cruxtui.core.runs.session import warm_up
-
-        self.border_title = "Run a model"
         freeze_heap()
-        self.run_worker(warm_up, thread=True, group="warm-up")
+        self.run_worker(warm_up, thread=True, group="warm-up", name="Warm-up", exit_on_error=False)
 
+    # The form --------------------------------------------------------------------------------
     @property
-    def sample(self) -> Sample:
-        return self.screen.sample  # type: ignore[attr-defined]
+    def form(self) -> RunForm:
+        return RunForm(
+            endpoint=self.query_one("#run-endpoint", Input).value,
+            model=self.query_one("#run-model", Input).value,
+            task=str(self.query_one("#run-task", Select).value),
+            mode=str(self.query_one("#run-mode", Select).value),
+            n=self.query_one("#run-n", Input).value,
+            temperature=self.query_one("#run-temperature", Input).value,
+            seed=self.query_one("#run-seed", Input).value,
+        )
+
+    @form.setter
+    def form(self, form: RunForm) -> None:
+        self.query_one("#run-endpoint", Input).value = form.endpoint
+        self.query_one("#run-model", Input).value = form.model
+        self.query_one("#run-task", Select).value = form.task
+        self.query_one("#run-mode", Select).value = form.mode
+        self.query_one("#run-n", Input).value = form.n
+        self.query_one("#run-temperature", Input).value = form.temperature
+        self.query_one("#run-seed", Input).value = form.seed
 
     @on(Button.Pressed, "#run-go")
     @on(Input.Submitted)
-    def start(self) -> None:
+    def _submitted(self) -> None:
+        form = self.form
+        if self.start(form):
+            self.post_message(self.Started(self, form))
+
+    def start(self, form: RunForm | None = None) -> bool:
+        """Run the model with `form` (shown in the panel), else with what the panel's form says.
+        False, with a notification, when the form is not valid."""
+        if form is not None:
+            self.form = form
         try:
-            settings = self._settings()
+            settings = _settings(form or self.form)
         except ValueError as exc:
             self.notify(str(exc), title="Run", severity="error")
-            return
+            return False
         self.query_one(GenerationStream).clear()
         self.query_one("#run-status", Static).update("starting…")
-        self.run_model(self.sample, settings)
+        self._run = self.run_model(self.sample, settings)
+        return True
 
-    def _settings(self) -> dict[str, Any]:
-        endpoint = self.query_one("#run-endpoint", Input).value.strip()
-        model = self.query_one("#run-model", Input).value.strip() or None
-        if not endpoint and not model:
-            raise ValueError("Give an endpoint name (from config.toml) or a base URL and a model.")
-        seed_text = self.query_one("#run-seed", Input).value.strip()
-        try:
-            n = int(self.query_one("#run-n", Input).value)
-            temperature = float(self.query_one("#run-temperature", Input).value)
-            seed = int(seed_text) if seed_text else None
-        except ValueError:
-            raise ValueError("n and seed must be whole numbers, t a number.") from None
-        if not 1 <= n <= 100:
-            raise ValueError("n must be between 1 and 100.")
-        if not 0 <= temperature <= 2:
-            raise ValueError("t (temperature) must be between 0 and 2.")
-        url = endpoint if looks_like_url(endpoint) else None
-        return {
-            "endpoint": None if url else (endpoint or None),
-            "base_url": url,
-            "model": model,
-            "task": self.query_one("#run-task", Select).value,
-            "mode": self.query_one("#run-mode", Select).value,
-            "n": n,
-            "temperature": temperature,
-            "seed": seed,
-        }
-
-    @work(exclusive=True, group="live-run")
+    # The run ---------------------------------------------------------------------------------
+    @work(exclusive=True, group="live-run", name="Model run", exit_on_error=False)
     async def run_model(self, sample: Sample, settings: dict[str, Any]) -> RunSummary | None:
-        from cruxtui.core.runs.session import LiveRunError, live_run
-        from cruxtui.core.runs.store import RunStoreError
-
         stream = self.query_one(GenerationStream)
         try:
             summary = await live_run(
-                app_store(self.crux),
-                self.crux.dataset,
+                self.state.run_store,
+                self.state.dataset,
                 sample,
                 settings,
                 listener=_PanelListener(self),
@@ -213,19 +243,31 @@ class RunPanel(Vertical):
         self.query_one("#run-status", Static).update(" · ".join(x for x in parts if x))
 
 
-def toggle_run_panel(screen: Any) -> None:
-    """Show the run panel in place of the Sample screen's right column, or hide it again."""
-    panels = screen.query(RunPanel)
-    right = screen.query_one("#sample-right")
-    if panels:
-        panel = panels.first()
-        shown = not panel.display
-        panel.display = shown
-        right.display = not shown
-        if shown:
-            panel.query_one("#run-endpoint", Input).focus()
-        return
-    right.display = False
-    panel = RunPanel(id="run-panel")
-    screen.query_one("#sample-main").mount(panel)
-    screen.call_after_refresh(lambda: panel.query_one("#run-endpoint", Input).focus())
+def _settings(form: RunForm) -> dict[str, Any]:
+    """The run settings `form` asks for; ValueError says what is wrong with it."""
+    endpoint = form.endpoint.strip()
+    model = form.model.strip() or None
+    if not endpoint and not model:
+        raise ValueError("Give an endpoint name (from config.toml) or a base URL and a model.")
+    seed_text = form.seed.strip()
+    try:
+        n = int(form.n)
+        temperature = float(form.temperature)
+        seed = int(seed_text) if seed_text else None
+    except ValueError:
+        raise ValueError("n and seed must be whole numbers, t a number.") from None
+    if not 1 <= n <= 100:
+        raise ValueError("n must be between 1 and 100.")
+    if not 0 <= temperature <= 2:
+        raise ValueError("t (temperature) must be between 0 and 2.")
+    url = endpoint if looks_like_url(endpoint) else None
+    return {
+        "endpoint": None if url else (endpoint or None),
+        "base_url": url,
+        "model": model,
+        "task": form.task,
+        "mode": form.mode,
+        "n": n,
+        "temperature": temperature,
+        "seed": seed,
+    }

@@ -57,16 +57,28 @@ class SampleTable(ScrollView, can_focus=True):
     cursor_row: reactive[int] = reactive(0)
 
     class RowSelected(Message):
+        """Enter or a double click on the row of sample `key`."""
+
         def __init__(self, table: SampleTable, key: str) -> None:
             super().__init__()
             self.table = table
             self.key = key
 
+        @property
+        def control(self) -> SampleTable:
+            return self.table
+
     class HeaderSelected(Message):
+        """A click on the header of column `column_key`."""
+
         def __init__(self, table: SampleTable, column_key: str) -> None:
             super().__init__()
             self.table = table
             self.column_key = column_key
+
+        @property
+        def control(self) -> SampleTable:
+            return self.table
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -86,7 +98,7 @@ class SampleTable(ScrollView, can_focus=True):
     def set_data(
         self,
         columns: list[TableColumn],
-        rows: list[tuple[str, Sequence[Text]]],
+        rows: Sequence[tuple[str, Sequence[Text]]],
         keep: str | None = None,
     ) -> None:
         """Replace columns and rows; keep the cursor on row `keep` if it is still there."""

@@ -23,9 +23,14 @@ class Timeline(Widget):
     class Jump(Message):
         """The user clicked the timeline at step `index`."""
 
-        def __init__(self, index: int) -> None:
+        def __init__(self, timeline: Timeline, index: int) -> None:
             super().__init__()
+            self.timeline = timeline
             self.index = index
+
+        @property
+        def control(self) -> Timeline:
+            return self.timeline
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
@@ -72,4 +77,4 @@ class Timeline(Widget):
     def on_click(self, event: Click) -> None:
         offset = event.get_content_offset(self)
         if offset is not None and self._lines and 0 <= offset.x < self._cells():
-            self.post_message(self.Jump(self._step_at(offset.x)))
+            self.post_message(self.Jump(self, self._step_at(offset.x)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.events import Click
+from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 
@@ -29,9 +30,14 @@ class TraceCode(Widget):
     class LineClicked(Message):
         """The user clicked source line `line` (1-based)."""
 
-        def __init__(self, line: int) -> None:
+        def __init__(self, code: TraceCode, line: int) -> None:
             super().__init__()
+            self.code = code
             self.line = line
+
+        @property
+        def control(self) -> TraceCode:
+            return self.code
 
     def __init__(self, code: str, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
@@ -46,7 +52,7 @@ class TraceCode(Widget):
         syntax = Syntax(code, "python", theme="monokai", background_color="default")
         highlighted = syntax.highlight(code.rstrip("\n"))
         highlighted.rstrip()
-        self._lines = highlighted.split("\n", allow_blank=True)
+        self._lines = list(highlighted.split("\n", allow_blank=True))
         self._visits = visits or {}
         self._traced = visits is not None
         self.refresh(layout=True)
@@ -57,7 +63,7 @@ class TraceCode(Widget):
             self.current, self.event = line, event
             self.refresh()
 
-    def get_content_height(self, container, viewport, width) -> int:  # type: ignore[no-untyped-def]
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return max(len(self._lines), 1)
 
     def render(self) -> Text:
@@ -88,4 +94,4 @@ class TraceCode(Widget):
     def on_click(self, event: Click) -> None:
         offset = event.get_content_offset(self)
         if offset is not None and 0 <= offset.y < len(self._lines):
-            self.post_message(self.LineClicked(offset.y + 1))
+            self.post_message(self.LineClicked(self, offset.y + 1))
