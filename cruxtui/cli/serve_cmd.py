@@ -62,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--font-size must be between 6 and 96 pixels, not {args.font_size}")
     # Open the dataset once here: a bad --dataset is one line now, not a dead session in every
     # tab, and a download (if one is allowed) happens once, for the cache every tab then reads.
+    # The tour never downloads (it must work with no network), here as in the tabs.
+    args.offline = args.offline or args.demo
     dataset = open_dataset(args)
     if dataset.notice:
         print(f"note: {dataset.notice}", file=sys.stderr)
