@@ -31,7 +31,18 @@ def parse(*argv: str) -> argparse.Namespace:
     return build_parser().parse_args(list(argv))
 
 
-TUI_FIELDS = ("dataset", "offline", "store", "endpoint", "step_counts", "generations", "task")
+TUI_FIELDS = (
+    "dataset",
+    "offline",
+    "store",
+    "endpoint",
+    "model",
+    "step_counts",
+    "generations",
+    "task",
+    "demo",
+    "theme",
+)
 
 
 @pytest.mark.parametrize(
@@ -41,6 +52,7 @@ TUI_FIELDS = ("dataset", "offline", "store", "endpoint", "step_counts", "generat
         ["--no-step-counts", "--task", "input"],
         ["--dataset", "my data/it's.jsonl", "--offline", "--cases", "/tmp/g a"],
         ["--generations", "g.json", "--endpoint", "http://127.0.0.1:9/v1", "--store", "x;rm -rf"],
+        ["--demo", "--theme", "presentation", "--model", "$(whoami)"],
     ],
 )
 def test_the_served_command_is_this_cruxtui_with_the_same_tui_options(argv: list[str]) -> None:
