@@ -21,9 +21,9 @@ PRESENTATION = "presentation"
 
 PRESENTATION_THEME = Theme(
     name=PRESENTATION,
-    primary="#FFD000",
+    primary="#2F81F7",  # white and red text both stay legible on it, even at 40%
     secondary="#00D7FF",
-    accent="#FF8C00",
+    accent="#FFD000",
     warning="#FFD000",
     error="#FF4D4D",
     success="#33E070",

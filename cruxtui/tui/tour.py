@@ -92,8 +92,8 @@ class TourDriver:
         """Explore freely from here: the caption goes, the screens stay."""
         self.active = False
         self.app.refresh_bindings()
-        for caption in self.app.screen.query(TourCaption):
-            caption.remove()
+        for screen in self.app.screen_stack:
+            screen.query(TourCaption).remove()
         self.app.notify("Exploring on your own: F2 resumes the tour.", timeout=4)
 
     def resume(self) -> None:
@@ -107,13 +107,13 @@ class TourDriver:
             await getattr(self, f"_stop_{stop.key}")()
         except Exception as exc:  # noqa: BLE001 - on stage, a stop that fails says so and the tour goes on
             self.problem = str(exc) or type(exc).__name__
-        self._caption()
+        await self._caption()
         self.ready = True
 
-    def _caption(self) -> None:
+    async def _caption(self) -> None:
         screen = self.app.screen
-        for caption in self.app.query(TourCaption):
-            caption.remove()
+        for old in [c for s in self.app.screen_stack for c in s.query(TourCaption)]:
+            await old.remove()  # Browse keeps the caption of an earlier visit
         stop = self.tour.stops[self.index]
         text = Text(f"Tour {self.index + 1}/{self.stop_count} · {stop.title}\n", style="bold")
         text.append(self.tour.caption(self.index), style="not bold")
@@ -123,7 +123,7 @@ class TourDriver:
         if self.index == self.stop_count - 1:
             keys = "PgUp back · F2 explore · end of the tour"
         text.append(f"\n{keys}", style="not bold italic")
-        screen.mount(TourCaption(text, id="tour-caption"))
+        await screen.mount(TourCaption(text, id="tour-caption"))
 
     # The stops -------------------------------------------------------------------------------
     async def _back_to_browse(self) -> None:

@@ -77,3 +77,22 @@ def test_the_served_tui_renders_and_answers_keys(browser, tmp_path: Path) -> Non
         other.close()
         page.close()
     assert "Traceback" not in served.output, served.output
+
+
+def test_the_tour_in_the_browser_moves_with_a_clickers_keys(browser) -> None:  # type: ignore[no-untyped-def]
+    """PageDown / PageUp (what a presenter's clicker sends) and F2 reach the tour through xterm.js."""
+    with ServedTui("--demo", "--no-step-counts") as served:
+        page = open_tab(browser, served.url)
+        wait_for_text(page, "Tour 1/5 · The benchmark", "starter functions")
+        page.focus(".xterm-helper-textarea")
+        page.keyboard.press("PageDown")
+        failure = wait_for_text(page, "Tour 2/5 · A real failure", "10/10 new · pass@1 0%")
+        assert "sample_12" in failure and "WRONG" in failure
+        page.keyboard.press("PageUp")
+        wait_for_text(page, "Tour 1/5", absent="Tour 2/5")
+        page.keyboard.press("F2")  # explore: the caption goes, the footer offers to resume
+        wait_for_text(page, "Resume tour", absent="Tour 1/5")
+        page.keyboard.press("F2")
+        wait_for_text(page, "Tour 1/5", "Explore")
+        page.close()
+    assert "Traceback" not in served.output, served.output

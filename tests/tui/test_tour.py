@@ -163,6 +163,13 @@ async def test_a_stop_can_be_left_to_explore_and_the_tour_resumed(
         await pilot.press("pagedown")
         await at_stop(pilot, 3)
 
+        for index in (2, 1, 0):  # back to the start: Browse shows its caption again, once
+            await pilot.press("pageup")
+            await at_stop(pilot, index)
+        assert isinstance(app.screen, BrowseScreen) and tour.problem is None
+        assert [len(s.query(TourCaption)) for s in app.screen_stack] == [0, 1]
+        assert "Tour 1/5" in caption(app)
+
 
 @pytest.mark.parametrize("stop", range(len(STOPS)), ids=[s.key for s in STOPS])
 def test_tour_snapshots(snap_compare, starter: Dataset, demo: TuiOptions, stop: int) -> None:
