@@ -31,7 +31,7 @@ import official_reference  # noqa: E402
 from cruxtui.core.data.dataset import load_dataset  # noqa: E402
 from cruxtui.core.sandbox.pool import Limits, Sandbox  # noqa: E402
 from cruxtui.core.scoring.generations_file import load_generations  # noqa: E402
-from cruxtui.core.scoring.verdicts import score_generations  # noqa: E402
+from cruxtui.core.scoring.scored_file import score_generations  # noqa: E402
 
 SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
 TARGET_SPEEDUP = 40.0

@@ -1,5 +1,12 @@
 """Shared fixtures. The real benchmark data lives beside the checkout in ../shared/data
-(override with CRUXTUI_SHARED_DATA); it is read from there, never copied into the repo."""
+(override with CRUXTUI_SHARED_DATA); it is read from there, never copied into the repo.
+
+A test that reads it is marked `shared_data`: by requesting the `shared_data` or `official`
+fixture (marked automatically), or with `@pytest.mark.shared_data` when it only uses the path
+constants below. Without the data such a test is skipped with the reason; with `CI` set in the
+environment a skipped `shared_data` test fails the run, so a missing data folder cannot make CI
+pass by testing less.
+"""
 
 from __future__ import annotations
 
@@ -38,12 +45,70 @@ def _isolated_user_dirs(
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
+SHARED_FIXTURES = ("shared_data", "official")
+"""Fixtures that read ../shared/data: a test requesting one of them gets the `shared_data` mark."""
+
+
+def missing_shared_data() -> str | None:
+    """Why the shared data cannot be used (None if it can): the first expected path absent."""
+    for path in (CRUXEVAL_JSONL, CODELLAMA_OUTPUT / "generations.json"):
+        if not path.exists():
+            return f"benchmark data not found at {path} (set CRUXTUI_SHARED_DATA)"
+    return None
+
+
 @pytest.fixture(scope="session")
-def official() -> Dataset:
+def shared_data() -> Path:
+    """The ../shared/data folder (skips with a reason if it is absent)."""
+    if reason := missing_shared_data():
+        pytest.skip(reason)
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def official(shared_data: Path) -> Dataset:
     """The 800 CRUXEval samples from ../shared/data (skips with a reason if absent)."""
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip(f"benchmark data not found at {CRUXEVAL_JSONL} (set CRUXTUI_SHARED_DATA)")
     return load_dataset(CRUXEVAL_JSONL)
+
+
+_skipped_shared_data: list[str] = []
+"""Node ids of `shared_data` tests skipped in this session (reported, and fatal in CI)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests requesting a data fixture get the mark, so `-m shared_data` selects all of them."""
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in SHARED_FIXTURES):
+            item.add_marker(pytest.mark.shared_data)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked by hand (it uses the path constants) skips like the fixtures do."""
+    if item.get_closest_marker("shared_data") is not None and (reason := missing_shared_data()):
+        pytest.skip(reason)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and "shared_data" in report.keywords:
+        _skipped_shared_data.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In CI (`CI` set) a skipped `shared_data` test fails the run."""
+    if _skipped_shared_data and os.environ.get("CI") and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _skipped_shared_data and os.environ.get("CI"):
+        terminalreporter.section("shared_data tests skipped in CI", red=True)
+        terminalreporter.line(
+            f"{len(_skipped_shared_data)} test(s) need the benchmark data and were skipped, "
+            "which fails the run in CI (set CRUXTUI_SHARED_DATA to the folder holding "
+            "cruxeval.jsonl and generations/):"
+        )
+        for nodeid in dict.fromkeys(_skipped_shared_data):
+            terminalreporter.line(f"  {nodeid}")
 
 
 async def wait_for(

@@ -38,6 +38,7 @@ STYLES = {
     "code_heavy",
     "self_correction",
     "input_task",
+    "real_model",
 }
 KINDS = {"binding", "expression", "condition", "loop", "count", "phase", "answer", "other"}
 

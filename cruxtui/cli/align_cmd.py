@@ -5,13 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.core.data.textfile import UnreadableFile, read_text
 
+if TYPE_CHECKING:
+    from cruxtui.core.reasoning.alignment import Alignment
+    from cruxtui.core.trace.steps import Trace
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "align",
         help="check a chain of thought against the real execution; show the first divergence",
@@ -73,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_report(sid: str, call: str, why: str, tr, result) -> None:  # noqa: ANN001
+def _print_report(sid: str, call: str, why: str, tr: Trace, result: Alignment) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table

@@ -13,11 +13,12 @@ import asyncio
 import json
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.cli.runs_cmd import add_store_option
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 EXIT_REPRODUCED, EXIT_CHANGED, EXIT_UNREPLAYABLE = 0, 1, 3
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: `cruxtui --cases DIR cases list` (top-level option) must not be reset by a default.
     common.add_argument(
@@ -200,7 +201,7 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _columns(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _columns(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     """Aligned plain columns, one line per row at any terminal width.
 
     Every column but the last gets its full width (the case name is what `show` takes); the last
@@ -265,7 +266,7 @@ def run_show(args: argparse.Namespace) -> int:
 # export / tag / note --------------------------------------------------------------------------
 def run_export(args: argparse.Namespace) -> int:
     from cruxtui.core.cases.gallery import export_html, export_markdown
-    from cruxtui.core.util.atomic import atomic_write_text
+    from cruxtui.core.util.atomic import write_shared_text
 
     cases, errors = _gallery(args)
     _warn(errors)
@@ -274,7 +275,7 @@ def run_export(args: argparse.Namespace) -> int:
     out = Path(args.html or args.markdown)
     text = export_html(cases, args.title) if args.html else export_markdown(cases, args.title)
     try:
-        atomic_write_text(out, text)
+        write_shared_text(out, text)
     except OSError as exc:
         raise CliError(f"{out}: cannot write ({exc.strerror or exc})") from None
     print(f"wrote {len(cases)} case(s) to {out}")
@@ -295,8 +296,10 @@ def _edit(args: argparse.Namespace, **changes: Any) -> int:
     from cruxtui.core.cases.case_file import CaseError, edit_case
 
     case = _one(args)
+    if case.path is None:  # `_one` loads from a file, so it has one
+        raise CliError(f"{case.name}: not a saved case")
     try:
-        updated = edit_case(case.path, **changes)  # type: ignore[arg-type]
+        updated = edit_case(case.path, **changes)
     except (CaseError, ValueError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

@@ -6,10 +6,11 @@ import argparse
 import json
 
 from cruxtui.cli.errors import CliError
+from cruxtui.cli.options import Subparsers
 from cruxtui.cli.runs_cmd import add_store_option, open_store
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("compare", help="compare two runs: pass@1 with intervals, disagreements")
     p.add_argument("run_a", metavar="RUN_A", help="run id (or a unique prefix), see `cruxtui runs`")
     p.add_argument("run_b", metavar="RUN_B")

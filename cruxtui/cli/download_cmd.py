@@ -6,11 +6,11 @@ import argparse
 import os
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.core.data.dataset import OFFICIAL_SHA256, OFFLINE_ENV, DownloadError, download_official
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("download", help="download the official CRUXEval file into the cache")
     p.add_argument("--url", help="where to fetch from (default: the pinned official address)")
     add_dataset_option(p)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TypeAlias
 
 from cruxtui.cli.errors import CliError
 from cruxtui.core.data.dataset import Dataset, DatasetError, load_dataset
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""What `main.py` hands each subcommand's `register` (argparse's own type, generic for mypy only)."""
 
 
 def open_dataset(args: argparse.Namespace) -> Dataset:

@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option, open_dataset
+from cruxtui.cli.options import Subparsers, add_dataset_option, open_dataset
 
 if TYPE_CHECKING:
     from cruxtui.core.perturb import Variant
@@ -45,7 +45,7 @@ deterministic, or a preserving chain changes the output. Variant ids name the ch
 sample_12~anon~flip-compare-1 (with -sSEED when the seed made a choice)."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "perturb",
         help="make a variant of a sample (rename, flip a comparison, edit the input...) and re-derive its output",

@@ -10,14 +10,21 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.cli.runs_cmd import add_store_option, open_store
 
+if TYPE_CHECKING:  # imported when a run starts, so `cruxtui --help` stays fast
+    from cruxtui.core.data.dataset import Dataset
+    from cruxtui.core.models.backend import Backend
+    from cruxtui.core.runs.runner import RunSummary
+    from cruxtui.core.runs.session import RunSettings
+    from cruxtui.core.runs.store import RunStore
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help="run a model on samples (resumable) and print pass@k")
     where = p.add_argument_group("model")
     where.add_argument("--endpoint", metavar="NAME", help="a named endpoint from config.toml")
@@ -36,8 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument(
         "--api-key",
         metavar="KEY",
-        help="API key (better: $OPENAI_API_KEY or the endpoint's api_key_env; "
-        "a key is never stored)",
+        help="API key; prefer $OPENAI_API_KEY or the endpoint's api_key_env in the config: a "
+        "command line is readable by every user until cruxtui hides it at start "
+        "(a key is never stored or printed)",
     )
     where.add_argument(
         "--timeout", type=float, metavar="SECONDS", help="per-request timeout (default 60)"
@@ -104,40 +112,46 @@ def _check_numbers(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     _check_numbers(args)
     from cruxtui.cli.options import open_dataset
-    from cruxtui.core.models import ModelError, SamplingParams
-    from cruxtui.core.models.prompts import DEFAULT_MAX_TOKENS, style_for_api
-    from cruxtui.core.runs.session import open_backend
+    from cruxtui.core.models import ModelError
+    from cruxtui.core.runs.session import RunSettings, connect
 
     dataset = open_dataset(args)
     ids = _sample_ids(args, dataset)
-    try:
-        backend, endpoint = open_backend(
-            endpoint=args.endpoint,
-            base_url=args.base_url,
-            model=args.model,
-            api=args.api,
-            api_key=args.api_key,
-            timeout=args.timeout,
-            retries=args.retries,
-        )
-    except ModelError as exc:
-        raise CliError(exc.message) from None
-    params = SamplingParams(
+    settings = RunSettings(
+        task=args.task,
+        mode=args.mode,
+        n=args.n,
         temperature=args.temperature,
         top_p=args.top_p,
-        max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS[args.mode],
-        n=args.n,
+        max_tokens=args.max_tokens,
         seed=args.seed,
+        endpoint=args.endpoint,
+        base_url=args.base_url,
+        model=args.model,
+        api=args.api,
+        api_key=args.api_key,
+        timeout=args.timeout,
+        retries=args.retries,
+        concurrency=args.concurrency,
     )
-    style = style_for_api(backend.spec.api)
-    concurrency = args.concurrency or endpoint.concurrency or 8
+    try:
+        backend = connect(settings)  # before the store: a wrong endpoint touches no file
+    except ModelError as exc:
+        raise CliError(exc.message) from None
     with open_store(args) as store:
-        summary = asyncio.run(_run(args, store, backend, dataset, ids, params, style, concurrency))
+        try:
+            summary, discarded = asyncio.run(_run(store, dataset, settings, backend, ids))
+        except Exception as exc:  # noqa: BLE001 - only a full disk is ours to explain
+            full = _disk_full(exc)
+            if full is None:
+                raise
+            raise CliError(
+                f"the disk holding {store.path} is full ({full}); what was stored is kept: free "
+                "some space and run the same command again to resume"
+            ) from None
+        if discarded:  # nothing was ever stored (a wrong key, an unknown model...)
+            raise CliError(summary.aborted or "the run was refused")
         counts = store.counts(summary.run_id)
-        if summary.aborted and not counts:
-            # Nothing was ever stored (a wrong key, an unknown model...): keep no empty run around.
-            store.delete(summary.run_id)
-            raise CliError(summary.aborted)
     counts = {sid: nc for sid, nc in counts.items() if sid in set(ids)}
     report = _report(summary, counts, args.n)
     if args.json:
@@ -149,39 +163,44 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary.failed else 0
 
 
-async def _run(
-    args: argparse.Namespace,
-    store: Any,
-    backend: Any,
-    dataset: Any,
-    ids: list[str],
-    params: Any,
-    style: str,
-    concurrency: int,
-) -> Any:
-    from cruxtui.cli.run_progress import ProgressListener
-    from cruxtui.core.runs.runner import Runner, prepare_run
+def _disk_full(exc: BaseException) -> str | None:
+    """What said the disk is full, if that is what `exc` (or any exception grouped or chained
+    in it: the runner's task group wraps them) comes to; None otherwise."""
+    import errno
+    import sqlite3
 
-    try:
-        info, plan = prepare_run(
-            store,
-            backend,
-            dataset_digest=dataset.digest,
-            task=args.task,
-            mode=args.mode,
-            style=style,
-            params=params,
-        )
-        samples = {sid: dataset[sid] for sid in ids}
-        title = (
-            f"run {info.id}: {backend.spec.model} {args.task}/{args.mode} n={params.n}"
-            f" t={params.temperature:g}"
-        )
-        with ProgressListener(title) as listener:
-            runner = Runner(plan, store, samples, concurrency=concurrency, listener=listener)
-            return await runner.run(ids)
-    finally:
-        await backend.aclose()
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            return current.strerror or "no space left on device"
+        if isinstance(current, sqlite3.OperationalError) and "full" in str(current):
+            return str(current)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
+
+
+async def _run(
+    store: RunStore, dataset: Dataset, settings: RunSettings, backend: Backend, ids: list[str]
+) -> tuple[RunSummary, bool]:
+    from cruxtui.cli.run_progress import ProgressListener
+    from cruxtui.core.runs.session import open_session
+
+    session = await open_session(store, dataset, settings, backend=backend)
+    params = session.params
+    title = (
+        f"run {session.run_id}: {backend.spec.model} {settings.task}/{settings.mode} n={params.n}"
+        f" t={params.temperature:g}"
+    )
+    with ProgressListener(title) as listener:
+        summary = await session.run({sid: dataset[sid] for sid in ids}, listener=listener)
+    return summary, session.discarded
 
 
 def _report(summary: Any, counts: dict[str, tuple[int, int]], n: int) -> dict[str, Any]:

@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
+
+if TYPE_CHECKING:  # imported when a store is opened, so `cruxtui --help` stays fast
+    from cruxtui.core.runs.store import RunStore
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +25,7 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def open_store(args: argparse.Namespace):  # noqa: ANN201 - RunStore, imported lazily
+def open_store(args: argparse.Namespace) -> RunStore:
     from cruxtui.core.runs.store import RunStore, RunStoreError
 
     try:
@@ -30,7 +34,7 @@ def open_store(args: argparse.Namespace):  # noqa: ANN201 - RunStore, imported l
         raise CliError(str(exc)) from None
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("runs", help="list stored model runs (or import a generations file as one)")
     add_store_option(p)
     p.add_argument("--json", action="store_true", help="one JSON object per run, one per line")
@@ -86,14 +90,15 @@ def _import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cruxtui.cli.options import open_dataset
-    from cruxtui.core.runs.import_generations import ImportError_, import_generations
+    from cruxtui.core.runs.import_generations import import_generations
+    from cruxtui.core.scoring.generations_file import GenerationsError
 
     dataset = open_dataset(args)
     path = Path(args.import_path)
     with open_store(args) as store:
         try:
             info = import_generations(store, path, dataset, task=args.task, name=args.name)
-        except ImportError_ as exc:
+        except GenerationsError as exc:
             raise CliError(str(exc)) from None
     print(
         f"imported {info.generations} generations of {info.samples} samples as run {info.id} "

@@ -6,11 +6,11 @@ import argparse
 import json
 import sys
 
-from cruxtui.cli.options import add_dataset_option, open_dataset
+from cruxtui.cli.options import Subparsers, add_dataset_option, open_dataset
 from cruxtui.core.data.search import SampleIndex
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("samples", help="list samples (filter by text or method)")
     add_dataset_option(p)
     p.add_argument("--grep", metavar="TEXT", help="fuzzy search over id, code, input and output")

@@ -8,15 +8,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
-from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.options import Subparsers, add_dataset_option
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "score",
         help="score a benchmark generations file (pass@1, pass@5, reasons)",
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"note: {dataset.notice}", highlight=False)
     try:
         with Sandbox() as sandbox:
-            scored = _score_with_progress(dataset, generations, args.task, sandbox, err)
+            scored = score_with_progress(dataset, generations, args.task, sandbox, err)
     except SandboxError as exc:
         raise CliError(str(exc)) from None
     if args.out:
@@ -84,12 +84,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_with_progress(
+def score_with_progress(
     dataset: Any, generations: Any, task: str, sandbox: Any, err: Console
 ) -> ScoredSet:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from cruxtui.core.scoring.verdicts import score_generations
+    from cruxtui.core.scoring.scored_file import score_generations
 
     columns = (
         TextColumn("scoring"),

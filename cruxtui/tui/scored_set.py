@@ -19,7 +19,7 @@ from cruxtui.tui.columns import Column
 
 if TYPE_CHECKING:
     from cruxtui.core.sandbox.pool import Sandbox
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
 
 KEY = "pass"
 FILTER = "failures only"
@@ -30,7 +30,7 @@ def score_file(dataset: Dataset, path: str, task: str, sandbox: Sandbox) -> Scor
     when the file is unreadable, malformed or names samples the dataset lacks."""
     # Deferred for start-up speed: scoring is needed only once a file is named.
     from cruxtui.core.scoring.generations_file import check_sample_ids, load_generations
-    from cruxtui.core.scoring.verdicts import score_generations
+    from cruxtui.core.scoring.scored_file import score_generations
 
     generations = load_generations(path)
     check_sample_ids(generations, dataset, path)

@@ -20,7 +20,7 @@ from cruxtui.tui.columns import Column
 if TYPE_CHECKING:
     from cruxtui.core.perturb import Variant
     from cruxtui.core.runs.store import RunStore
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
 
 Task = Literal["output", "input"]
 

@@ -19,7 +19,6 @@ from cruxtui.core.cases.case_file import (
     SCHEMA_VERSION,
     CaseError,
     FailureCase,
-    Generation,
     ModelInfo,
     Sampling,
     TraceSummary,
@@ -29,6 +28,7 @@ from cruxtui.core.cases.case_file import (
     save_case,
 )
 from cruxtui.core.cases.gallery import export_html, export_markdown
+from cruxtui.core.runs.store import Generation
 from tests.conftest import REPO, NotingApp, wait_for
 
 
@@ -78,6 +78,8 @@ def make_case(
         ),
         generations=[
             Generation(
+                sample_id=sample_id,
+                index=0,
                 raw=raw,
                 answer="[(3, 1), (2, 3), (1, 1)]",
                 passed=False,
@@ -86,6 +88,8 @@ def make_case(
                 produced="[(3, 1), (2, 3), (1, 1)]",
             ),
             Generation(
+                sample_id=sample_id,
+                index=1,
                 raw="no answer here",
                 answer=None,
                 passed=False,
@@ -240,13 +244,13 @@ _WRITER = textwrap.dedent("""
             time.sleep(0.15)
         real_fsync(fd)
     os.fsync = slow_fsync
+    from dataclasses import replace
     from tests.cases.test_cases import make_case
     from cruxtui.core.cases.case_file import save_case
     # Two large versions of the same case (same identity, so the same file): 4 MB each.
     versions = [make_case(note=tag) for tag in ("old", "new")]
     for v, fill in zip(versions, "ab"):
-        v.generations[1].reason = fill * 4_000_000
-        v.generations[1].extraction_error = fill
+        v.generations[1] = replace(v.generations[1], reason=fill * 4_000_000, extraction_error=fill)
     save_case(versions[0], sys.argv[1])
     print("ready", flush=True)
     i = 0
@@ -477,7 +481,7 @@ def test_markdown_export_groups_by_tag() -> None:
     assert "⟪nums.count(1) is 3⟫" in md
     assert "```python\ndef f(nums):" in md
     assert "| `[(3, 1), (2, 3), (1, 1)]` | 1 | wrong |" in md
-    assert "| *(none extracted)* | 1 | unparsable: no [ANSWER] tags |" in md
+    assert "| *(none extracted)* | 1 | unparsable: no \\[ANSWER\\] tags |" in md  # renders [ANSWER]
 
 
 # CLI ---------------------------------------------------------------------------------------------

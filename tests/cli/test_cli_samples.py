@@ -27,9 +27,7 @@ def cruxtui(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def benchmark() -> list[dict[str, str]]:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip(f"benchmark data not found at {CRUXEVAL_JSONL}")
+def benchmark(shared_data: Path) -> list[dict[str, str]]:
     with CRUXEVAL_JSONL.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh]
 
@@ -101,6 +99,7 @@ def test_grep_and_method_combine(benchmark: list[dict[str, str]]) -> None:
     assert [json.loads(line)["id"] for line in proc.stdout.splitlines()] == expected
 
 
+@pytest.mark.shared_data
 def test_top_level_dataset_option_reaches_the_subcommand() -> None:
     proc = cruxtui("--dataset", str(CRUXEVAL_JSONL), "samples", "--method", "rfind")
     assert proc.returncode == 0, proc.stderr

@@ -49,10 +49,9 @@ def test_official_file_loads_all_800_samples_in_order(official: Dataset) -> None
         official["sample_800"]
 
 
+@pytest.mark.shared_data
 def test_official_file_matches_the_pinned_checksum() -> None:
     """The shared copy is the pinned official file, so serving it exercises the real check."""
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip(f"benchmark data not found at {CRUXEVAL_JSONL}")
     assert hashlib.sha256(CRUXEVAL_JSONL.read_bytes()).hexdigest() == OFFICIAL_SHA256
 
 
@@ -119,16 +118,20 @@ def test_starter_set_has_the_benchmark_format() -> None:
     raw = [json.loads(line) for line in starter_path().read_text(encoding="utf-8").splitlines()]
     assert len(raw) >= 30
     assert [r["id"] for r in raw] == [f"starter_{i}" for i in range(len(raw))]
-    if CRUXEVAL_JSONL.exists():
-        with CRUXEVAL_JSONL.open(encoding="utf-8") as fh:
-            official_keys = list(json.loads(fh.readline()))
-        assert all(list(r) == official_keys for r in raw)
     starter = load_dataset(starter_path())
     assert len(starter) == len(raw)
     for s in starter:
         assert s.code.startswith("def f("), s.id
         assert 3 <= s.lines <= 12, s.id
         assert s.output_type != "expr", s.id
+
+
+@pytest.mark.shared_data
+def test_starter_set_has_the_benchmarks_keys_in_its_order() -> None:
+    raw = [json.loads(line) for line in starter_path().read_text(encoding="utf-8").splitlines()]
+    with CRUXEVAL_JSONL.open(encoding="utf-8") as fh:
+        official_keys = list(json.loads(fh.readline()))
+    assert raw and all(list(r) == official_keys for r in raw)
 
 
 def test_starter_set_uses_the_methods_the_benchmark_is_about() -> None:
@@ -339,9 +342,7 @@ def server() -> Iterator[LocalServer]:
 
 
 @pytest.fixture
-def official_bytes() -> bytes:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip(f"benchmark data not found at {CRUXEVAL_JSONL}")
+def official_bytes(shared_data: Path) -> bytes:
     return CRUXEVAL_JSONL.read_bytes()
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from email.utils import formatdate
+from pathlib import Path
 
 import pytest
 
@@ -469,9 +470,7 @@ def test_local_servers_need_no_key_but_openai_does() -> None:
 
 
 @pytest.fixture(scope="module")
-def some_samples() -> list[Sample]:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip("benchmark data not found")
+def some_samples(shared_data: Path) -> list[Sample]:
     from cruxtui.core.data.dataset import read_jsonl
 
     return read_jsonl(CRUXEVAL_JSONL)[:40]

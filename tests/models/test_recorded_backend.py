@@ -20,8 +20,6 @@ S1 = Sample("sample_1", "def f(x):\n    return x", "2", "2")
 
 async def test_replays_the_real_codellama_file_by_index(official: Dataset) -> None:
     path = CODELLAMA_OUTPUT / "generations.json"
-    if not path.exists():
-        pytest.skip("real generations not found")
     recorded = json.loads(path.read_text())
     backend = make_backend(ModelSpec("replay", "codellama-7b", path=str(path)))
     sample = official["sample_130"]
@@ -58,6 +56,12 @@ async def test_unknown_sample_is_a_clear_error() -> None:
         await backend.complete(build_prompt(S1, "output", "direct"), SamplingParams())
 
 
+def test_a_list_of_texts_is_served_for_every_sample(tmp_path: Path) -> None:
+    path = tmp_path / "texts.json"
+    path.write_text(json.dumps(["a", "b"]))
+    assert load_generations(path) == {"*": ["a", "b"]}
+
+
 def test_scored_files_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "scored.json"
     path.write_text(json.dumps({"raw_generations": {"sample_0": ["1"]}, "pass_at_1": 100.0}))
@@ -67,11 +71,13 @@ def test_scored_files_are_accepted(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, "generations file not found"),
+        (None, "file not found"),
         ("{", "not valid JSON"),
-        ("3", "got a int"),
-        ('{"sample_0": "1"}', "'sample_0' must map to a list of strings"),
-        ('{"sample_0": [1]}', "must map to a list of strings"),
+        ("3", "got a number"),
+        ('{"sample_0": "1"}', "entry 'sample_0': expected a list of predictions, got a string"),
+        ('{"sample_0": [1]}', "entry 'sample_0'[0]: expected a string, got a number"),
+        ('["a", 1]', "expected a JSON object of sample id -> list of predictions, got a list"),
+        ("{}", "has no samples"),
     ],
 )
 def test_bad_files_are_explained(tmp_path: Path, content: str | None, message: str) -> None:
@@ -81,3 +87,4 @@ def test_bad_files_are_explained(tmp_path: Path, content: str | None, message: s
     with pytest.raises(ModelError) as info:
         load_generations(path)
     assert message in str(info.value) and str(path) in str(info.value)
+    assert info.value.kind == "replay"

@@ -32,6 +32,7 @@ from cruxtui.core.perturb import (
     apply_chain,
     make_variant,
     parse_spec,
+    transforms_in,
     verify,
 )
 from cruxtui.core.perturb.diff import side_by_side, unified
@@ -81,6 +82,22 @@ def test_every_variant_of_every_sample_parses_and_changes_something(
             assert (a.subject.code, a.subject.input) != (a.parent.code, a.parent.input), a.id
     # renaming by anonymizing applies to every sample (each has at least one parameter)
     assert len(all_variants["rename:anonymize"]) == len(official)
+
+
+def test_variant_ids_read_back_into_their_transforms(
+    official: Dataset, all_variants: dict[str, list[Applied]]
+) -> None:
+    """What `cruxtui stats --by transform` relies on, for every variant of every sample, seeded
+    or not, chained, and with an explicit rename mapping."""
+    for applied in all_variants.values():
+        for a in applied:
+            assert transforms_in(a.id) == tuple(step.spec.name for step in a.steps), a.id
+    specs = ["rename:shuffle", "flip-compare", "rename:anonymize", "rename:x1=y"]
+    chained = apply_chain(official["sample_2"], [parse_spec(s, 4) for s in specs])
+    assert chained.id == "sample_2~shuffle-s4~flip-compare~anon~rename-x1=y"
+    assert transforms_in(chained.id) == ("rename", "flip-compare", "rename", "rename")
+    assert transforms_in("sample_3") == ()
+    assert transforms_in("sample_3~made-up") == ("made-up",)
 
 
 def test_behaviour_preserving_variants_keep_the_output_on_all_samples(
@@ -476,6 +493,7 @@ def test_diffs_as_data() -> None:
 # --- CLI -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.shared_data
 def test_cli_json_variant(capsys: pytest.CaptureFixture[str]) -> None:
     argv = [
         "perturb",
@@ -490,8 +508,6 @@ def test_cli_json_variant(capsys: pytest.CaptureFixture[str]) -> None:
         "3",
         "--json",
     ]
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip("benchmark data not found")
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["id"] == "sample_12~anon~flip-compare-1"
@@ -500,9 +516,8 @@ def test_cli_json_variant(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["input"] == "'If you want to live a happy life! Daniel', 'Daniel'"
 
 
+@pytest.mark.shared_data
 def test_cli_text_shows_diff_and_both_outputs(capsys: pytest.CaptureFixture[str]) -> None:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip("benchmark data not found")
     assert (
         main(
             ["perturb", "--dataset", str(CRUXEVAL_JSONL), "sample_12", "--apply", "flip-compare:1"]
@@ -545,11 +560,10 @@ def test_cli_text_shows_diff_and_both_outputs(capsys: pytest.CaptureFixture[str]
         (["--all", "sample_12"], "give no SAMPLE_ID"),
     ],
 )
+@pytest.mark.shared_data
 def test_cli_errors_are_one_line(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip("benchmark data not found")
     assert main(["perturb", "--dataset", str(CRUXEVAL_JSONL), *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

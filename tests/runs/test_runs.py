@@ -344,7 +344,7 @@ def test_cli_errors_are_one_line(tmp_path) -> None:
     for args, needle in (
         (("export", "nope", "--out", str(tmp_path / "x.json"), "--store", store), "no run 'nope'"),
         (("compare", "a", "b", "--store", store), "no run 'a'"),
-        (("runs", "--import", str(tmp_path / "missing.json"), "--store", store), "cannot read"),
+        (("runs", "--import", str(tmp_path / "missing.json"), "--store", store), "file not found"),
     ):
         result = cli(*args)
         assert result.returncode == 2 and "Traceback" not in result.stderr

@@ -4,6 +4,7 @@ and the 8000 real CodeLlama generations."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -187,10 +188,8 @@ def test_strict_and_official_agree_on_well_formed_answers() -> None:
 
 
 @pytest.fixture(scope="module")
-def codellama() -> dict[str, list[str]]:
+def codellama(shared_data: Path) -> dict[str, list[str]]:
     path = CODELLAMA_OUTPUT / "generations.json"
-    if not path.exists():
-        pytest.skip(f"real generations not found at {path}")
     return json.loads(path.read_text())
 
 

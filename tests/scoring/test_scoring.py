@@ -14,14 +14,15 @@ from conftest import CODELLAMA_OUTPUT, REPO
 from cruxtui.cli.main import main
 from cruxtui.core.data.dataset import Dataset, Sample
 from cruxtui.core.sandbox.pool import Limits, Sandbox
-from cruxtui.core.scoring import verdicts as scoring
 from cruxtui.core.scoring.generations_file import (
     GenerationsError,
     check_sample_ids,
     load_generations,
 )
-from cruxtui.core.scoring.passk import bootstrap, mean_pass_at_k
-from cruxtui.core.scoring.verdicts import check, pass_at_k, score_generations
+from cruxtui.core.scoring.official_check import binds_tighter_than_eq, same_comparison
+from cruxtui.core.scoring.passk import bootstrap, mean_pass_at_k, pass_at_k
+from cruxtui.core.scoring.scored_file import score_generations
+from cruxtui.core.scoring.verdicts import check
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import official_reference  # noqa: E402
@@ -141,11 +142,9 @@ def test_shortcut_never_skips_a_splice_that_parses_differently(official: Dataset
     for sample_id, predictions in generations.items():
         output = official[sample_id].output
         for prediction in [*predictions, *tricky]:
-            if scoring._binds_tighter_than_eq(output) and scoring._binds_tighter_than_eq(
-                prediction
-            ):
+            if binds_tighter_than_eq(output) and binds_tighter_than_eq(prediction):
                 spliced = ast.parse(f"assert {output} == {prediction}")
-                assert scoring._same_comparison(spliced, output, prediction), (
+                assert same_comparison(spliced, output, prediction), (
                     sample_id,
                     prediction,
                 )
@@ -160,7 +159,7 @@ def test_shortcut_never_skips_a_splice_that_parses_differently(official: Dataset
         "1\nimport os",
         "'a' # c",
     ):
-        assert not scoring._binds_tighter_than_eq(prediction), prediction
+        assert not binds_tighter_than_eq(prediction), prediction
 
 
 def test_output_prediction_that_uses_f(box: Sandbox) -> None:
@@ -192,6 +191,15 @@ def test_input_verdicts_and_reasons(box: Sandbox) -> None:
         and "evaluating the arguments raised ValueError" in arg_error.reason
     )
     assert check(TEXT, "input", "f(str('abc'))", box).passed
+
+
+def test_reasons_cut_long_values_with_the_one_marker(box: Sandbox) -> None:
+    """A reason quotes at most 200 characters of a value and says how much it left out."""
+    wrong = check(TEXT, "input", "f('" + "z" * 1000 + "')", box)
+    assert wrong.kind == "wrong"
+    assert wrong.reason == (
+        "f('" + "z" * 116 + "…(+884 chars) returned '" + "Z" * 198 + "…(+802 chars), expected 'ABC'"
+    )
 
 
 def test_expected_output_that_is_not_a_literal(box: Sandbox) -> None:
@@ -264,6 +272,47 @@ def _dataset_file(tmp_path: Path) -> Path:
         )
     )
     return path
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"sample_0": "f(1)"}', "entry 'sample_0': expected a list of predictions, got a string"),
+        ("{}", "has no samples"),
+        ('{"sample_0": ["1"], "sample_7": ["1"], "x": []}', "entry 'sample_7': no such sample"),
+        (
+            '{"raw_generations": {"sample_0": ["1"]}, "raw_scored_generations": {"sample_0": [1]}}',
+            "entry raw_scored_generations.'sample_0': expected a list of true/false verdicts",
+        ),
+        (b"\xff{}", "not UTF-8 text"),
+    ],
+)
+def test_score_import_and_replay_read_a_file_the_same_way(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes, problem: str
+) -> None:
+    """One reader: `score`, `runs --import` and a replay endpoint refuse a file with one message."""
+    from cruxtui.core.models import ModelError
+    from cruxtui.core.models.recorded import load_generations as replay_load
+
+    dataset = _dataset_file(tmp_path)
+    gens = tmp_path / "gens.json"
+    gens.write_bytes(text if isinstance(text, bytes) else text.encode())
+    common = ["--dataset", str(dataset)]
+    store = ["--store", str(tmp_path / "runs.sqlite")]
+    lines = []
+    for argv in (
+        ["score", str(gens), "--task", "output", *common],
+        ["runs", "--import", str(gens), "--task", "output", *common, *store],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and problem in err, err
+        lines.append(err)
+    assert lines[0] == lines[1]
+    if "no such sample" not in problem:  # a replay endpoint has no dataset to check ids against
+        with pytest.raises(ModelError) as error:
+            replay_load(gens)
+        assert lines[0] == f"cruxtui: error: {error.value}"
 
 
 def test_score_command_report_json_and_scored_file(

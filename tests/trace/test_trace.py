@@ -8,6 +8,7 @@ import ast
 import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from conftest import CRUXEVAL_JSONL
@@ -17,7 +18,7 @@ from cruxtui.core.data.dataset import Dataset, load_dataset, starter_path
 from cruxtui.core.sandbox.pool import Outcome, Sandbox
 from cruxtui.core.trace import numsteps
 from cruxtui.core.trace.steps import Trace, from_outcome, trace, trace_many, trace_sample
-from cruxtui.core.util.bounded_repr import bounded_repr, is_cut
+from cruxtui.core.util.bounded_repr import bounded_call, bounded_repr, is_cut, shorten
 
 
 @pytest.fixture(scope="module")
@@ -266,6 +267,11 @@ def test_bounded_repr_cuts_and_says_how_much() -> None:
     loop.append(loop)
     assert bounded_repr(loop) == repr(loop)
     assert bounded_repr(10**5000).startswith("<int with")
+    assert bounded_repr(10**40, 50) == repr(10**40)
+    assert bounded_repr(10**4000, 50) == "<int with about 4,000 digits>"  # never converted
+    assert shorten("abcdef", 6) == "abcdef" and shorten("abcdefgh", 3) == "abc…(+5 chars)"
+    assert bounded_call("f", [1, "a"], {"k": (2,)}) == "f(1, 'a', k=(2,))"
+    assert bounded_call("f", list(range(100)), {"k": 1}, 20) == "f(0, 1, 2, 3, 4, …(+96 items)"
 
     class Hostile:
         def __repr__(self) -> str:
@@ -337,9 +343,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 @pytest.fixture()
-def dataset_arg() -> list[str]:
-    if not CRUXEVAL_JSONL.exists():
-        pytest.skip(f"benchmark data not found at {CRUXEVAL_JSONL}")
+def dataset_arg(shared_data: Path) -> list[str]:
     return ["--dataset", str(CRUXEVAL_JSONL)]
 
 

@@ -9,23 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cruxtui.core.cases.case_file import (
     FailureCase,
-    Generation,
     ModelInfo,
     Sampling,
     TraceSummary,
     prompt_json,
+    recorded,
 )
 from cruxtui.core.data.dataset import Dataset, Sample
+from cruxtui.core.runs.store import Generation
 from cruxtui.core.util.natural import natural_key
+
+if TYPE_CHECKING:
+    from cruxtui.core.reasoning.alignment import Judgement
+    from cruxtui.core.trace.steps import Trace
 
 REASONING_MODES = ("cot", "scratchpad")
 
 
-def trace_summary(sample: Sample) -> tuple[TraceSummary | None, Any]:
+def trace_summary(sample: Sample) -> tuple[TraceSummary | None, Trace | None]:
     """The sample's real run in brief, and the full trace (for alignment); None if tracing fails."""
     try:
         from cruxtui.core.trace.steps import trace_sample
@@ -44,16 +49,16 @@ def trace_summary(sample: Sample) -> tuple[TraceSummary | None, Any]:
     return summary, tr
 
 
-def first_divergence(raw: str, trace: Any) -> dict[str, Any] | None:
+def first_divergence(raw: str, trace: Trace | None) -> dict[str, Any] | None:
     """Where `raw`'s reasoning first contradicts the trace: align's JSON, plus `kind` and the
     source `line` to mark in the code (None when the reasoning cannot be aligned)."""
-    if trace is None or not getattr(trace, "steps", None):
+    if trace is None or not trace.steps:
         return None
     try:
         from cruxtui.core.reasoning.alignment import align_text
 
         alignment = align_text(raw, trace)
-        div = alignment.to_json()["first_divergence"]
+        div: dict[str, Any] | None = alignment.to_json()["first_divergence"]
     except Exception:  # noqa: BLE001 - reasoning that cannot be aligned has no known divergence
         return None
     judgement = alignment.first_divergence
@@ -66,11 +71,11 @@ def first_divergence(raw: str, trace: Any) -> dict[str, Any] | None:
     return div
 
 
-def _divergence_line(judgement: Any, trace: Any) -> int | None:
+def _divergence_line(judgement: Judgement, trace: Trace) -> int | None:
     """The line the wrong claim is about. A trace step shows the state BEFORE its line runs, so a
     wrong value bound by a line is seen at the frame's next step: the line is the one before."""
-    if getattr(judgement.claim, "line", None):
-        return int(judgement.claim.line)
+    if judgement.claim.line:
+        return judgement.claim.line
     index = judgement.trace_step
     steps = {s.index: s for s in trace.steps}
     if index is None or index not in steps:
@@ -132,7 +137,7 @@ def build_case(
         prompt=prompt if isinstance(prompt, dict) else prompt_json(prompt),
         model=model,
         sampling=sampling,
-        generations=list(generations),
+        generations=[recorded(g, sample.id, i) for i, g in enumerate(generations)],
         base_sample_id=base_sample_id or sample.id.split("~", 1)[0],
         perturbations=list(perturbations),
         trace=summary,
@@ -141,29 +146,6 @@ def build_case(
         tags=list(tags),
         note=note,
         origin=origin,
-    )
-
-
-def verdict_generation(
-    raw: str, answer: str | None, verdict: Any, extraction_reason: str = ""
-) -> Generation:
-    """A case `Generation` from a raw text, its extracted answer and a scoring `Verdict`."""
-    if answer is None:
-        return Generation(
-            raw=raw,
-            answer=None,
-            passed=False,
-            kind="unparsable",
-            reason=extraction_reason or "no answer found",
-            extraction_error=extraction_reason,
-        )
-    return Generation(
-        raw=raw,
-        answer=answer,
-        passed=bool(verdict.passed),
-        kind=verdict.kind,
-        reason=verdict.reason,
-        produced=getattr(verdict, "produced", None),
     )
 
 
@@ -185,14 +167,16 @@ def case_from_scored(
     defaults = SamplingParams()
     gens = [
         Generation(
+            sample.id,
+            index,
             raw=a,
             answer=a,
-            passed=bool(v.passed),
             kind=v.kind,
+            passed=bool(v.passed),
             reason=v.reason,
             produced=getattr(v, "produced", None),
         )
-        for a, v in zip(answers, verdicts, strict=True)
+        for index, (a, v) in enumerate(zip(answers, verdicts, strict=True))
     ]
     origin = f"generations file {source}" if source else "a generations file"
     return build_case(
@@ -312,10 +296,7 @@ def cases_from_run(
             )
         if caveat:
             origin += f"; {caveat}"
-        case_gens = [
-            Generation(raw=g.raw, answer=g.answer, passed=g.passed, kind=g.kind, reason=g.reason)
-            for g in sorted(gens, key=lambda g: g.index)
-        ]
+        case_gens = sorted(gens, key=lambda g: g.index)
         result.cases.append(
             build_case(
                 sample,

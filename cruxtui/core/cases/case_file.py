@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from cruxtui import __version__
-from cruxtui.core.data.textfile import UnreadableFile, read_text
-from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.core.data.textfile import UnreadableFile, json_value_problem, read_text
+from cruxtui.core.runs.store import CASE_FIELDS, Generation
+from cruxtui.core.util.atomic import write_shared_text
 from cruxtui.core.util.natural import natural_key
 
 SCHEMA_VERSION = 1
@@ -74,19 +75,6 @@ class Sampling:
 
 
 @dataclass
-class Generation:
-    """One recorded response, what was extracted from it, and how it was judged."""
-
-    raw: str
-    answer: str | None
-    passed: bool
-    kind: str
-    reason: str
-    produced: str | None = None
-    extraction_error: str | None = None
-
-
-@dataclass
 class TraceSummary:
     """The real execution in brief, so a reader sees the truth without re-running anything."""
 
@@ -118,6 +106,8 @@ class FailureCase:
     model: ModelInfo
     sampling: Sampling
     generations: list[Generation]
+    """The recorded responses (`runs.store.Generation`, of this case's sample, index = position);
+    the file keeps their `CASE_FIELDS`."""
     base_sample_id: str = ""
     """The benchmark sample a variant was derived from (equals `sample_id` for originals)."""
     perturbations: list[dict[str, Any]] = field(default_factory=list)
@@ -188,8 +178,9 @@ class FailureCase:
         data = {
             f.name: _plain(getattr(self, f.name))
             for f in fields(self)
-            if f.name not in ("extra", "path")
+            if f.name not in ("extra", "path", "generations")
         }
+        data["generations"] = [{k: getattr(g, k) for k in CASE_FIELDS} for g in self.generations]
         return {**self.extra, **data}
 
     def dumps(self) -> str:
@@ -199,6 +190,12 @@ class FailureCase:
     def from_json(cls, data: Any, path: str | os.PathLike[str] = "<case>") -> FailureCase:
         """Validate and build a case; any problem raises `CaseError` naming `path` and the field."""
         return _Reader(path).case(data)
+
+
+def recorded(gen: Generation, sample_id: str, index: int) -> Generation:
+    """`gen` as a case records it: only its `CASE_FIELDS`, under the case's sample, at `index`
+    (its position), so a saved case reads back equal to the one built."""
+    return Generation(sample_id, index, **{k: getattr(gen, k) for k in CASE_FIELDS})
 
 
 def prompt_json(prompt: Any) -> dict[str, Any]:
@@ -322,13 +319,14 @@ class _Reader:
         gens = self.get(data, "generations", (list,), "")
         trace = self.get(data, "trace", (dict, _NONE), "", None)
         known = {f.name for f in fields(FailureCase)}
+        sample_id = self.get(data, "sample_id", s, "")
         tags = self.str_list(data, "tags", "", [])
         try:
             merge_tags([], tags)
         except ValueError as exc:
             raise self.fail(f"field 'tags': {exc}") from None
         return FailureCase(
-            sample_id=self.get(data, "sample_id", s, ""),
+            sample_id=sample_id,
             code=self.get(data, "code", s, ""),
             input=self.get(data, "input", s, ""),
             output=self.get(data, "output", s, ""),
@@ -339,7 +337,9 @@ class _Reader:
             model=self._model(self.obj(self.get(data, "model", (dict,), ""), "model")),
             sampling=self._sampling(self.obj(self.get(data, "sampling", (dict,), ""), "sampling")),
             generations=[
-                self._generation(self.obj(g, f"generations[{i}]"), f"generations[{i}]")
+                self._generation(
+                    self.obj(g, f"generations[{i}]"), f"generations[{i}]", sample_id, i
+                )
                 for i, g in enumerate(gens)
             ],
             base_sample_id=self.get(data, "base_sample_id", s, "", ""),
@@ -395,8 +395,10 @@ class _Reader:
             stop=self.str_list(p, "stop", w, []),
         )
 
-    def _generation(self, g: dict[str, Any], w: str) -> Generation:
+    def _generation(self, g: dict[str, Any], w: str, sample_id: str, index: int) -> Generation:
         return Generation(
+            sample_id=sample_id,
+            index=index,
             raw=self.get(g, "raw", (str,), w),
             answer=self.get(g, "answer", (str, _NONE), w),
             passed=self.get(g, "passed", (bool,), w),
@@ -457,7 +459,7 @@ def load_case(path: str | os.PathLike[str]) -> FailureCase:
     except RecursionError:
         raise CaseError(p, "not a case file (JSON nested too deeply)") from None
     except ValueError as exc:  # e.g. an integer longer than Python converts
-        raise CaseError(p, f"not usable JSON ({exc})") from None
+        raise CaseError(p, f"not usable JSON ({json_value_problem(exc)})") from None
     case = FailureCase.from_json(data, p)
     case.path = p
     return case
@@ -473,7 +475,7 @@ def save_case(case: FailureCase, folder: str | os.PathLike[str] | None = None) -
         if case.path is not None and folder is None
         else case_path(case, cases_dir(folder))
     )
-    atomic_write_text(target, case.dumps())
+    write_shared_text(target, case.dumps())
     case.path = target
     return target
 

@@ -14,6 +14,7 @@ whichever the endpoint takes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from typing import Any
 
 from cruxtui.core.cases.case_file import FailureCase, ModelInfo
 from cruxtui.core.data.dataset import Sample
+from cruxtui.core.util.bounded_repr import shorten
 
 REPRODUCED, PARTLY, FIXED, UNREACHABLE, ERROR = (
     "reproduced",
@@ -180,7 +182,9 @@ async def replay_case(
         own = backend is None
         try:
             if own:
-                backend = open_backend(target, timeout)
+                from cruxtui.core.models.endpoints import open_backend
+
+                backend = open_backend(**recorded_endpoint(target, timeout))
             texts = await _request(case, prompt, n, on_chunk, backend)
         except Exception as exc:  # noqa: BLE001 - any backend failure is reported per case
             texts = [exc]
@@ -200,9 +204,9 @@ async def replay_case(
     return report
 
 
-def open_backend(model: ModelInfo, timeout: float) -> Any:
-    """A backend for a recorded model, found the way `cruxtui run` finds one, without handing a
-    key to a server the user has not chosen.
+def recorded_endpoint(model: ModelInfo, timeout: float) -> dict[str, Any]:
+    """`open_backend`'s arguments for a recorded model, found the way `cruxtui run` finds one,
+    without handing a key to a server the user has not chosen.
 
     A case file may come from anyone, and its base URL with it. The key is used only where the
     user has sent it before: a config.toml endpoint with the same base URL (its own key setting
@@ -211,29 +215,26 @@ def open_backend(model: ModelInfo, timeout: float) -> Any:
     """
     from cruxtui.core.models.backend import RetryPolicy
     from cruxtui.core.models.endpoints import load_endpoints
-    from cruxtui.core.models.endpoints import open_backend as open_endpoint
     from cruxtui.core.models.openai_compat import NO_KEY, OPENAI_URL, normalize_base_url
 
     # Fewer retries than a bulk run, so a gallery replay reports a dead endpoint in seconds.
-    common = {
+    common: dict[str, Any] = {
         "model": model.model,
         "api": model.api,
         "timeout": timeout,
         "retry": RetryPolicy(attempts=3),
     }
     if model.backend != "openai":
-        return open_endpoint(backend=model.backend, base_url=model.base_url, **common)
+        return {"backend": model.backend, "base_url": model.base_url, **common}
     url = normalize_base_url(model.base_url or OPENAI_URL)
     endpoints, _default = load_endpoints()
     for name, table in sorted(endpoints.items()):
         if table.get("base_url") and _same_url(str(table["base_url"]), url):
-            return open_endpoint(endpoint=name, base_url=url, **common)
+            return {"endpoint": name, "base_url": url, **common}
     env_url = os.environ.get("OPENAI_BASE_URL")
     trusted = _same_url(url, OPENAI_URL) or bool(env_url and _same_url(env_url, url))
     # `backend=` keeps config.toml's default endpoint from replacing the recorded server.
-    return open_endpoint(
-        backend="openai", base_url=url, api_key=None if trusted else NO_KEY, **common
-    )
+    return {"backend": "openai", "base_url": url, "api_key": None if trusted else NO_KEY, **common}
 
 
 def _same_url(a: str, b: str) -> bool:
@@ -273,9 +274,7 @@ async def _request(
             if on_chunk is None:
                 results += [c.text for c in await backend.complete(prompt, one)]
             else:
-                done = await generate_one(
-                    backend, prompt, one, lambda chunk, i=i: on_chunk(i, chunk)
-                )
+                done = await generate_one(backend, prompt, one, functools.partial(on_chunk, i))
                 results.append(done.text)
         except Exception as exc:  # noqa: BLE001
             results.append(exc)
@@ -310,7 +309,7 @@ def what_changed(case: FailureCase, report: ReplayReport) -> list[str]:
     new = []
     for answer, count in counts.most_common():
         passed, kind, reason = verdicts[answer]
-        shown = "(no answer)" if answer is None else _short(answer)
+        shown = "(no answer)" if answer is None else shorten(answer, 40)
         if answer not in recorded:
             new.append(f"new answer {shown} x{count}: {'pass' if passed else kind}")
         elif recorded[answer] != (passed, kind):
@@ -322,10 +321,6 @@ def what_changed(case: FailureCase, report: ReplayReport) -> list[str]:
     if report.attempts and not out:
         out.append("same answers and verdicts as recorded")
     return out
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _describe(exc: BaseException) -> str:

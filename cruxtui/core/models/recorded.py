@@ -9,7 +9,6 @@ gets the same text for the same index; without an index, each sample's texts are
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
@@ -22,33 +21,23 @@ from cruxtui.core.models.backend import (
     TextStream,
 )
 from cruxtui.core.models.prompts import Prompt
+from cruxtui.core.scoring.generations_file import (
+    GenerationsError,
+    parse_document,
+    read_document,
+)
 
 
 def load_generations(path: str | Path) -> dict[str, list[str]]:
-    """Read a generations JSON file, with a clear message for each way it can be wrong."""
-    p = Path(path)
+    """Read a generations (or scored) file through the one reader, as `cruxtui score` does; a JSON
+    list of texts is also accepted and served for every sample. Problems are `ModelError`s."""
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelError("replay", f"{p}: generations file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError("replay", f"{p}: cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise ModelError("replay", f"{p}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    if isinstance(data, dict) and "raw_generations" in data:  # a scored file holds them too
-        data = data["raw_generations"]
-    if isinstance(data, list) and all(isinstance(t, str) for t in data):
-        return {"*": list(data)}
-    if not isinstance(data, dict):
-        raise ModelError(
-            "replay", f'{p}: expected {{"sample_0": ["...", ...]}}, got a {type(data).__name__}'
-        )
-    out: dict[str, list[str]] = {}
-    for key, texts in data.items():
-        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            raise ModelError("replay", f"{p}: {key!r} must map to a list of strings")
-        out[str(key)] = texts
-    return out
+        data, digest = read_document(path)
+        if isinstance(data, list) and data and all(isinstance(t, str) for t in data):
+            return {"*": list(data)}
+        return parse_document(data, digest, path).generations
+    except GenerationsError as exc:
+        raise ModelError("replay", str(exc)) from None
 
 
 class ReplayBackend:

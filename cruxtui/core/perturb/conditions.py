@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cruxtui.core.perturb.sites import code_sites
+from cruxtui.core.perturb.sites import Condition, code_sites
 from cruxtui.core.perturb.transform import (
     Choices,
     Subject,
@@ -17,9 +17,10 @@ from cruxtui.core.perturb.transform import (
     parse_site_params,
     pick_site,
     register,
+    replaced,
 )
 
-_FLIP: dict[type, type] = {
+_FLIP: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
     cst.LessThan: cst.GreaterThanEqual,
     cst.GreaterThanEqual: cst.LessThan,
     cst.GreaterThan: cst.LessThanEqual,
@@ -32,7 +33,7 @@ _FLIP: dict[type, type] = {
     cst.IsNot: cst.Is,
 }
 
-_MIRROR: dict[type, type] = {
+_MIRROR: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
     cst.LessThan: cst.GreaterThan,
     cst.GreaterThan: cst.LessThan,
     cst.LessThanEqual: cst.GreaterThanEqual,
@@ -56,9 +57,10 @@ _TEST_SPACE = {
 }
 
 
-def _with_op(op: cst.BaseCompOp, new_type: type) -> cst.BaseCompOp:
+def _with_op(op: cst.BaseCompOp, new_type: type[cst.BaseCompOp]) -> cst.BaseCompOp:
     """A comparison operator of `new_type` keeping the old one's surrounding whitespace."""
-    kwargs = {"whitespace_before": op.whitespace_before, "whitespace_after": op.whitespace_after}  # type: ignore[attr-defined]
+    # Every concrete operator has both fields; the base class declares neither.
+    kwargs = {name: getattr(op, name) for name in ("whitespace_before", "whitespace_after")}
     if new_type in _TWO_WORD:
         kwargs["whitespace_between"] = getattr(op, "whitespace_between", cst.SimpleWhitespace(" "))
     return new_type(**kwargs)
@@ -98,7 +100,7 @@ def negate(expr: cst.BaseExpression) -> cst.BaseExpression:
     return cst.UnaryOperation(cst.Not(whitespace_after=cst.SimpleWhitespace(" ")), operand)
 
 
-def _with_test(node: cst.CSTNode, test: cst.BaseExpression, **changes: object) -> cst.CSTNode:
+def _with_test(node: Condition, test: cst.BaseExpression, **changes: object) -> Condition:
     space_field = _TEST_SPACE[type(node)]
     space = getattr(node, space_field)
     if isinstance(space, cst.SimpleWhitespace) and not space.value:
@@ -115,7 +117,7 @@ def _flip(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str
     targets = list(comparison.comparisons)
     targets[index] = target.with_changes(operator=op)
     new = comparison.with_changes(comparisons=targets)
-    code = found.module.deep_replace(comparison, new).code  # type: ignore[union-attr]
+    code = replaced(found.module, comparison, new).code
     return Subject(code, subject.input), f"`{code_of(comparison)}` -> `{code_of(new)}`"
 
 
@@ -138,7 +140,7 @@ def _mirror(subject: Subject, params: str, choices: Choices) -> tuple[Subject, s
             cst.ComparisonTarget(op, right) for op, right in zip(ops, operands[1:], strict=True)
         ],
     )
-    code = found.module.deep_replace(comparison, new).code  # type: ignore[union-attr]
+    code = replaced(found.module, comparison, new).code
     return Subject(code, subject.input), f"`{code_of(comparison)}` -> `{code_of(new)}`"
 
 
@@ -151,9 +153,9 @@ def _negate(subject: Subject, params: str, choices: Choices) -> tuple[Subject, s
         choices,
         "condition (if, elif, while, conditional expression, comprehension if)",
     )
-    test = node.test  # type: ignore[attr-defined]
+    test = node.test
     new_test = negate(test)
-    code = found.module.deep_replace(node, _with_test(node, new_test)).code  # type: ignore[union-attr]
+    code = replaced(found.module, node, _with_test(node, new_test)).code
     return Subject(code, subject.input), f"`{code_of(test)}` -> `{code_of(new_test)}`"
 
 
@@ -173,7 +175,7 @@ def _swap_if(subject: Subject, params: str, choices: Choices) -> tuple[Subject, 
         choices,
         "if/else (an `if` with an `else:` or a conditional expression)",
     )
-    test = node.test  # type: ignore[attr-defined]
+    test = node.test
     new_test = negate(test)
     if isinstance(node, cst.IfExp):
         new = _with_test(node, new_test, body=_protect(node.orelse), orelse=node.body)
@@ -182,7 +184,7 @@ def _swap_if(subject: Subject, params: str, choices: Choices) -> tuple[Subject, 
         new = _with_test(
             node, new_test, body=node.orelse.body, orelse=node.orelse.with_changes(body=node.body)
         )
-    code = found.module.deep_replace(node, new).code  # type: ignore[union-attr]
+    code = replaced(found.module, node, new).code
     return Subject(
         code, subject.input
     ), f"swapped the branches of `{code_of(test)}`, now `{code_of(new_test)}`"

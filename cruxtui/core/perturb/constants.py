@@ -12,6 +12,7 @@ from cruxtui.core.perturb.edits import (
     edit_number,
     edit_text,
     string_literal,
+    text_value,
 )
 from cruxtui.core.perturb.sites import code_sites
 from cruxtui.core.perturb.transform import (
@@ -22,6 +23,7 @@ from cruxtui.core.perturb.transform import (
     parse_site_params,
     pick_site,
     register,
+    replaced,
 )
 
 
@@ -30,7 +32,7 @@ def _const(subject: Subject, params: str, choices: Choices) -> tuple[Subject, st
     found = code_sites(subject.code)
     node = pick_site(found.constants, site, choices, "integer constant in a comparison or range()")
     new = edit_number(node, op, choices)
-    code = found.module.deep_replace(node, new).code  # type: ignore[union-attr]
+    code = replaced(found.module, node, new).code
     return Subject(code, subject.input), f"constant {code_of(node)} -> {code_of(new)}"
 
 
@@ -38,8 +40,8 @@ def _string(subject: Subject, params: str, choices: Choices) -> tuple[Subject, s
     site, op = parse_site_params(params, STRING_OPS)
     found = code_sites(subject.code)
     node = pick_site(found.strings, site, choices, "string literal")
-    new = string_literal(edit_text(node.evaluated_value, op, choices), node)  # type: ignore[arg-type]
-    code = found.module.deep_replace(node, new).code  # type: ignore[union-attr]
+    new = string_literal(edit_text(text_value(node), op, choices), node)
+    code = replaced(found.module, node, new).code
     return Subject(code, subject.input), f"string {node.value} -> {new.value}"
 
 

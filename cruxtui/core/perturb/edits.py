@@ -83,6 +83,14 @@ def is_text_literal(node: cst.SimpleString) -> bool:
     return "b" not in node.prefix.lower() and isinstance(node.evaluated_value, str)
 
 
+def text_value(node: cst.SimpleString) -> str:
+    """The text a str literal holds (the sites collected are `is_text_literal` ones)."""
+    value = node.evaluated_value
+    if not isinstance(value, str):
+        raise NotApplicable("does not apply: a bytes literal holds no text")
+    return value
+
+
 def _other_char(c: str, choices: Choices) -> str:
     for pool in (_string.ascii_lowercase, _string.ascii_uppercase, _string.digits):
         if c in pool:

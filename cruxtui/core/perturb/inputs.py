@@ -14,6 +14,7 @@ from cruxtui.core.perturb.edits import (
     edit_text,
     is_text_literal,
     string_literal,
+    text_value,
 )
 from cruxtui.core.perturb.transform import (
     Choices,
@@ -25,16 +26,17 @@ from cruxtui.core.perturb.transform import (
     parse_site_params,
     pick_site,
     register,
+    replaced,
 )
 
-_CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
+Container = cst.List | cst.Tuple | cst.Set | cst.Dict
 
 
 class _InputCollector(cst.CSTVisitor):
     def __init__(self) -> None:
         self.strings: list[cst.SimpleString] = []
         self.numbers: list[cst.Integer | cst.Float] = []
-        self.elements: list[tuple[cst.BaseExpression, int]] = []
+        self.elements: list[tuple[Container, int]] = []
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if is_text_literal(node):
@@ -46,10 +48,20 @@ class _InputCollector(cst.CSTVisitor):
     def visit_Float(self, node: cst.Float) -> None:
         self.numbers.append(node)
 
-    def _container(self, node: cst.BaseExpression) -> None:
-        self.elements.extend((node, i) for i in range(len(node.elements)))  # type: ignore[attr-defined]
+    def _container(self, node: Container) -> None:
+        self.elements.extend((node, i) for i in range(len(node.elements)))
 
-    visit_List = visit_Tuple = visit_Set = visit_Dict = _container  # type: ignore[assignment]
+    def visit_List(self, node: cst.List) -> None:
+        self._container(node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._container(node)
+
+    def visit_Set(self, node: cst.Set) -> None:
+        self._container(node)
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self._container(node)
 
 
 def _collect(input_text: str) -> tuple[cst.Call, _InputCollector]:
@@ -61,17 +73,17 @@ def _collect(input_text: str) -> tuple[cst.Call, _InputCollector]:
 
 
 def _replaced(call: cst.Call, old: cst.CSTNode, new: cst.CSTNode) -> str:
-    return call_input(call.deep_replace(old, new))  # type: ignore[arg-type]
+    return call_input(replaced(call, old, new))
 
 
-def without_element(container: cst.BaseExpression, index: int) -> cst.BaseExpression:
+def without_element(container: Container, index: int) -> cst.BaseExpression:
     """The container minus one element, with commas fixed (and `set()` for an emptied set)."""
-    elements = list(container.elements)  # type: ignore[attr-defined]
+    elements: list[cst.BaseElement | cst.BaseDictElement] = list(container.elements)
     del elements[index]
     if not elements and isinstance(container, cst.Set):
         return cst.Call(cst.Name("set"), lpar=container.lpar, rpar=container.rpar)
     if elements and index == len(elements):  # removed the last: the new last keeps no stray comma
-        had_trailing = not isinstance(container.elements[index].comma, cst.MaybeSentinel)  # type: ignore[attr-defined]
+        had_trailing = not isinstance(container.elements[index].comma, cst.MaybeSentinel)
         if not had_trailing:
             elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     if isinstance(container, cst.Tuple):
@@ -81,14 +93,14 @@ def without_element(container: cst.BaseExpression, index: int) -> cst.BaseExpres
             return container.with_changes(
                 elements=elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
             )
-    return container.with_changes(elements=elements)  # type: ignore[attr-defined]
+    return container.with_changes(elements=elements)
 
 
 def _input_char(subject: Subject, params: str, choices: Choices) -> tuple[Subject, str]:
     site, op = parse_site_params(params, STRING_OPS)
     call, found = _collect(subject.input)
     node = pick_site(found.strings, site, choices, "string in its input")
-    new = string_literal(edit_text(node.evaluated_value, op, choices), node)  # type: ignore[arg-type]
+    new = string_literal(edit_text(text_value(node), op, choices), node)
     return Subject(
         subject.code, _replaced(call, node, new)
     ), f"input string {node.value} -> {new.value}"
@@ -112,7 +124,7 @@ def _input_element(subject: Subject, params: str, choices: Choices) -> tuple[Sub
     container, index = pick_site(
         found.elements, site, choices, "list, tuple, set or dict element in its input"
     )
-    removed = container.elements[index]  # type: ignore[attr-defined]
+    removed = container.elements[index]
     new = without_element(container, index)
     shown = code_of(removed).rstrip(", ")
     return Subject(

@@ -94,7 +94,7 @@ class _ScopeProvider(ScopeProvider):
 
     _method_names: ClassVar[tuple[str, ...] | None] = None
 
-    def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], object]]:
+    def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], None]]:
         cls = type(self)
         if cls._method_names is None:
             cls._method_names = tuple(super().get_visitors())
@@ -297,5 +297,6 @@ register(
         "shuffle (existing names permuted among the variables; seeded) | OLD=NEW[,OLD=NEW...]",
         func=_rename_transform,
         slug=_rename_slug,
+        aliases=("anon", "shuffle"),
     )
 )

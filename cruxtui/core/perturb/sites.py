@@ -14,6 +14,9 @@ import libcst as cst
 from cruxtui.core.perturb.edits import is_text_literal
 from cruxtui.core.perturb.transform import parse_code
 
+Condition = cst.If | cst.While | cst.IfExp | cst.CompIf
+"""A node with a `.test`: if (and elif), while, conditional expression, comprehension if."""
+
 
 @dataclass
 class CodeSites:
@@ -21,9 +24,9 @@ class CodeSites:
     comparisons: list[cst.Comparison] = field(default_factory=list)
     operators: list[tuple[cst.Comparison, int]] = field(default_factory=list)
     """(comparison, index of its operator): one site per operator, chains included."""
-    conditions: list[cst.CSTNode] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
     """If (and elif), While, IfExp and comprehension-if nodes: all have a `.test`."""
-    if_else: list[cst.CSTNode] = field(default_factory=list)
+    if_else: list[cst.If | cst.IfExp] = field(default_factory=list)
     """If nodes with an `else:` block, and conditional expressions."""
     constants: list[cst.Integer] = field(default_factory=list)
     """Integer literals inside a comparison or the arguments of `range(...)`."""

@@ -50,7 +50,10 @@ class TransformSpec:
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> TransformSpec:
-        return cls(str(data["name"]), str(data.get("params") or ""), int(data.get("seed") or 0))  # type: ignore[arg-type]
+        seed = data.get("seed") or 0
+        if not isinstance(seed, int | float | str):
+            raise TypeError(f"a transform's seed must be a number, got {type(seed).__name__}")
+        return cls(str(data["name"]), str(data.get("params") or ""), int(seed))
 
 
 def parse_spec(text: str, seed: int = 0) -> TransformSpec:

@@ -19,8 +19,9 @@ from cruxtui.core.perturb.chain import Applied, apply_chain
 from cruxtui.core.perturb.spec import PerturbError, TransformSpec
 from cruxtui.core.sandbox.pool import Limits, Outcome, Sandbox, default_sandbox
 from cruxtui.core.util import values
+from cruxtui.core.util.bounded_repr import bounded_repr
 
-EXEC_JOB = "cruxtui.core.sandbox.pool:exec_call"
+EXEC_JOB = "cruxtui.core.sandbox.jobs.checks:exec_call"
 TWICE_JOB = "cruxtui.core.sandbox.jobs.perturb_check:exec_twice"
 
 VARIANT_LIMITS = Limits(timeout=0.5)
@@ -144,7 +145,7 @@ def judge(applied: Applied, runs: Outcome, parent: Outcome | None) -> Variant | 
         return Rejection(
             applied,
             "nondeterministic",
-            f"two runs gave {values.bounded_repr(first, 80)} and {values.bounded_repr(second, 80)}",
+            f"two runs gave {bounded_repr(first, 80)} and {bounded_repr(second, 80)}",
         )
     output = _literal(first)
     if output is None:
@@ -162,7 +163,7 @@ def judge(applied: Applied, runs: Outcome, parent: Outcome | None) -> Variant | 
                 applied,
                 "changed-output",
                 f"a behaviour-preserving chain changed the output from "
-                f"{values.bounded_repr(parent.value, 80)} to {values.bounded_repr(first, 80)}",
+                f"{bounded_repr(parent.value, 80)} to {bounded_repr(first, 80)}",
             )
     parent_sample = applied.parent
     sample = Sample(

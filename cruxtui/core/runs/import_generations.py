@@ -8,8 +8,6 @@ extracted in these files, so they are stored as both raw text and answer and sco
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,31 +15,7 @@ from typing import Any
 
 from cruxtui.core.data.dataset import Dataset, Sample
 from cruxtui.core.runs.store import IMPORTED, Generation, RunConfig, RunInfo, RunStore
-
-
-class ImportError_(Exception):  # noqa: N801 - `ImportError` is a builtin
-    """A generations file that cannot be imported (message names the file and the problem)."""
-
-
-def _load(path: Path) -> tuple[dict[str, list[str]], dict[str, list[bool]], bytes]:
-    try:
-        data = path.read_bytes()
-        obj = json.loads(data)
-    except OSError as exc:
-        raise ImportError_(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ImportError_(f"{path}: not JSON ({exc})") from None
-    official: dict[str, list[bool]] = {}
-    if isinstance(obj, dict) and "raw_generations" in obj:
-        official = obj.get("raw_scored_generations") or {}
-        obj = obj["raw_generations"]
-    if not isinstance(obj, dict) or not all(
-        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in obj.values()
-    ):
-        raise ImportError_(
-            f'{path}: expected {{"sample_id": ["answer", ...]}} (benchmark generations format)'
-        )
-    return obj, official, data
+from cruxtui.core.scoring.generations_file import check_sample_ids, read_generations_file
 
 
 def import_generations(
@@ -53,13 +27,12 @@ def import_generations(
     name: str | None = None,
     scorer: Callable[[Sample, str, str], Any] | None = None,
 ) -> RunInfo:
-    """Store the file as a run and return it; importing the same file again changes nothing."""
-    gens, official, raw = _load(path)
-    unknown = [sid for sid in gens if sid not in dataset]
-    if unknown:
-        raise ImportError_(
-            f"{path}: {len(unknown)} sample id(s) not in the dataset, e.g. {unknown[0]!r}"
-        )
+    """Store the file as a run and return it; importing the same file again changes nothing.
+
+    `GenerationsError` names the file, the entry and the problem when it cannot be imported."""
+    file = read_generations_file(path)
+    gens, official = file.generations, file.official
+    check_sample_ids(gens, dataset, path)
     if scorer is None:
         from cruxtui.core.runs.runner import default_scorer
 
@@ -71,7 +44,7 @@ def import_generations(
             "model": name or path.parent.name or path.stem,
             "base_url": None,
             "api": "completions",
-            "source": hashlib.sha256(raw).hexdigest()[:16],
+            "source": file.digest[:16],
         },
         task=task,
         mode="imported",

@@ -21,12 +21,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cruxtui.core.util.paths import data_dir
+from cruxtui.core.util.redact import redact, redact_optional
 
 STORE_NAME = "runs.sqlite"
 SCHEMA_VERSION = 1
@@ -108,7 +109,7 @@ def public_base_url(url: str | None) -> str | None:
 
 def spec_to_json(spec: Any) -> dict[str, Any]:
     """A model spec (dataclass or mapping) as plain JSON data, with any secret-looking field dropped."""
-    data = asdict(spec) if is_dataclass(spec) else dict(spec)
+    data = _plain_fields(spec)
     clean = {
         k: v for k, v in data.items() if not any(s in k.lower() for s in ("key", "token", "secret"))
     }
@@ -117,8 +118,15 @@ def spec_to_json(spec: Any) -> dict[str, Any]:
     return clean
 
 
+def _plain_fields(obj: Any) -> dict[str, Any]:
+    """A dataclass instance's fields, or a mapping's items, as a new dict."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    return dict(obj)
+
+
 def params_to_json(params: Any) -> dict[str, Any]:
-    data = asdict(params) if is_dataclass(params) else dict(params)
+    data = _plain_fields(params)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items()}
 
 
@@ -157,7 +165,9 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class Generation:
-    """One scored completion of one sample (or variant)."""
+    """One scored completion of one sample (or variant): what the model said, the answer taken
+    from it and the verdict. The one kind of generation: runs store it, cases record it (a case
+    file keeps `CASE_FIELDS`; the store keeps all but `produced` and `extraction_error`)."""
 
     sample_id: str
     index: int
@@ -171,7 +181,16 @@ class Generation:
     tokens_in: int | None = None
     tokens_out: int | None = None
     finish_reason: str | None = None
-    created: float = field(default_factory=time.time)
+    created: float | None = None
+    """When it was stored (the store sets it on adding; None before, and in a case)."""
+    produced: str | None = None
+    """What the answer evaluated to (the verdict's `produced`), when it was evaluated."""
+    extraction_error: str | None = None
+    """Why no answer could be extracted from `raw`, when none could."""
+
+
+CASE_FIELDS = ("raw", "answer", "passed", "kind", "reason", "produced", "extraction_error")
+"""The fields of a `Generation` a case file records (its sample and index are the case's)."""
 
 
 @dataclass(frozen=True)
@@ -240,6 +259,13 @@ def _pid_alive(pid: int | None) -> bool:
     return True
 
 
+def _create_private(path: Path) -> None:
+    """Create the store file 0600 before SQLite does (it would follow the umask, and the WAL and
+    shared-memory files take the database file's mode): runs hold raw model answers."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
 class RunStore:
     """One SQLite file of runs. Thread-safe (one connection behind a lock); usable as a context manager."""
 
@@ -247,6 +273,7 @@ class RunStore:
         self.path = Path(path) if path else default_store_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode survives the process being killed (only power loss can drop the
@@ -428,6 +455,7 @@ class RunStore:
 
     def add_generation(self, run_id: str, gen: Generation) -> bool:
         """Commit one generation now. False if that (sample, index) was already stored."""
+        created = time.time() if gen.created is None else gen.created
         with self._tx() as db:
             cur = db.execute(
                 "INSERT OR IGNORE INTO generations (run, sample_id, idx, raw, answer, kind, passed,"
@@ -437,40 +465,41 @@ class RunStore:
                     run_id,
                     gen.sample_id,
                     gen.index,
-                    gen.raw,
-                    gen.answer,
+                    redact(gen.raw),
+                    redact_optional(gen.answer),
                     gen.kind,
                     int(gen.passed),
-                    gen.reason,
+                    redact(gen.reason),
                     None if gen.official is None else int(gen.official),
                     gen.latency,
                     gen.tokens_in,
                     gen.tokens_out,
                     gen.finish_reason,
-                    gen.created,
+                    created,
                 ),
             )
-            db.execute("UPDATE runs SET updated = ? WHERE id = ?", (gen.created, run_id))
+            db.execute("UPDATE runs SET updated = ? WHERE id = ?", (created, run_id))
             return cur.rowcount == 1
 
     def add_generations(self, run_id: str, gens: Iterable[Generation]) -> int:
         """Many generations in one transaction (imports); returns how many were new."""
+        now = time.time()
         rows = [
             (
                 run_id,
                 g.sample_id,
                 g.index,
-                g.raw,
-                g.answer,
+                redact(g.raw),
+                redact_optional(g.answer),
                 g.kind,
                 int(g.passed),
-                g.reason,
+                redact(g.reason),
                 None if g.official is None else int(g.official),
                 g.latency,
                 g.tokens_in,
                 g.tokens_out,
                 g.finish_reason,
-                g.created,
+                now if g.created is None else g.created,
             )
             for g in gens
         ]
@@ -491,7 +520,7 @@ class RunStore:
         with self._tx() as db:
             db.execute(
                 "INSERT INTO failures (run, sample_id, idx, error, created) VALUES (?, ?, ?, ?, ?)",
-                (run_id, sample_id, index, error, time.time()),
+                (run_id, sample_id, index, redact(error), time.time()),
             )
 
     def failures(self, run_id: str) -> list[tuple[str, int | None, str]]:

@@ -1,13 +1,16 @@
-"""`repr()` with a size bound, for showing values a traced function holds.
+"""`repr()` with a size bound: the one way values (and long texts) are shown shortened.
 
 A traced loop may build a string of a million characters; calling `repr()` on it at every step
-would make tracing quadratic and the trace huge. `bounded_repr` walks the builtin containers
-itself, stops once it has produced `limit` characters, and says where it cut with `CUT`, so a
-reader never mistakes a shortened value for the real one. Values that fit are rendered exactly
-as `repr()` renders them (the tests compare traced return values with the benchmark's outputs).
+would make tracing quadratic and the trace huge, and a verdict's reason must not quote a 100 MB
+prediction. `bounded_repr` walks the builtin containers itself, stops once it has produced `limit`
+characters, and says where it cut with `CUT`, so a reader never mistakes a shortened value for the
+real one. Values that fit are rendered exactly as `repr()` renders them (the tests compare traced
+return values with the benchmark's outputs). `shorten` cuts plain text with the same marker.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 CUT = "…"
 """Marks the place where a value was cut; followed by how much was left out: `…(+970 chars)`."""
@@ -30,6 +33,38 @@ def bounded_repr(value: object, limit: int = DEFAULT_LIMIT) -> str:
     except Exception as exc:  # a user-defined __repr__ may raise anything
         return f"<repr failed: {type(exc).__name__}>"
     return out.text()
+
+
+def bounded_call(
+    name: str, args: Sequence[object], kwargs: Mapping[str, object], limit: int = DEFAULT_LIMIT
+) -> str:
+    """`name(arg, ..., key=value)` as a call is written, bounded like `bounded_repr` (one budget for
+    the whole call, so a cut argument is not cut again)."""
+    out = _Writer(limit)
+    items: list[tuple[str | None, object]] = [(None, a) for a in args]
+    items += list(kwargs.items())
+    try:
+        out.write(f"{name}(")
+        for n, (key, value) in enumerate(items):
+            if n:
+                out.write(", ")
+            _check_room(out, len(items) - n)
+            if key is not None:
+                out.write(f"{key}=")
+            _write(value, out, set())
+        out.write(")")
+    except _Full:
+        pass
+    except Exception as exc:  # a user-defined __repr__ may raise anything
+        return f"<repr failed: {type(exc).__name__}>"
+    return out.text()
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` if it has at most `limit` characters, else its first `limit` and the cut marker."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}{CUT}(+{len(text) - limit} chars)"
 
 
 def is_cut(text: str) -> bool:
@@ -70,13 +105,13 @@ class _Writer:
 
 def _write(value: object, out: _Writer, active: set[int]) -> None:
     kind = type(value)
-    if kind is int:
-        _write_int(value, out)  # type: ignore[arg-type]
+    if isinstance(value, int) and kind is int:
+        _write_int(value, out)
     elif kind in _ATOMS:
         out.write(repr(value))
-    elif kind is str or kind is bytes:
-        _write_sized(value, out)  # type: ignore[arg-type]
-    elif kind in (list, tuple, set, frozenset, dict):
+    elif isinstance(value, str | bytes) and kind in (str, bytes):
+        _write_sized(value, out)
+    elif isinstance(value, list | tuple | set | frozenset | dict) and kind in _CONTAINERS:
         if id(value) in active:  # a container that holds itself, as repr() shows it
             out.write("[...]" if kind is list else "{...}")
             return
@@ -113,41 +148,51 @@ def _write_sized(value: str | bytes, out: _Writer) -> None:
 
 
 def _write_int(value: int, out: _Writer) -> None:
-    """Ints beyond Python's 4300-digit str() limit cannot be repr'd at all: describe them instead."""
+    """An int far longer than the room left is described, not converted: `str()` of a huge int
+    is quadratic, and beyond Python's 4300-digit limit it raises."""
+    if value.bit_length() > 4 * (out.limit - out.size) + 64:  # > 1.2 digits per character of room
+        out.write(f"<int with about {int(value.bit_length() * 0.30103):,} digits>")
+        return
     try:
         out.write(repr(value))
     except ValueError:
-        out.write(f"<int with {value.bit_length()} bits>")
+        out.write(f"<int with about {int(value.bit_length() * 0.30103):,} digits>")
 
 
-def _write_container(value: object, kind: type, out: _Writer, active: set[int]) -> None:
-    items = value  # type: ignore[assignment]
-    if kind is dict:
-        if not value:  # type: ignore[truthy-bool]
+_Container = (
+    list[object] | tuple[object, ...] | set[object] | frozenset[object] | dict[object, object]
+)
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+_BRACKETS: dict[type, tuple[str, str]] = {
+    list: ("[", "]"),
+    tuple: ("(", ")"),
+    set: ("{", "}"),
+    frozenset: ("frozenset({", "})"),
+}
+
+
+def _write_container(value: _Container, kind: type, out: _Writer, active: set[int]) -> None:
+    if isinstance(value, dict):
+        if not value:
             out.write("{}")
             return
         out.write("{")
-        for n, (k, v) in enumerate(value.items()):  # type: ignore[attr-defined]
+        for n, (k, v) in enumerate(value.items()):
             if n:
                 out.write(", ")
-            _check_room(out, len(value) - n)  # type: ignore[arg-type]
+            _check_room(out, len(value) - n)
             _write(k, out, active)
             out.write(": ")
             _write(v, out, active)
         out.write("}")
         return
-    if kind in (set, frozenset) and not value:  # type: ignore[truthy-bool]
+    if kind in (set, frozenset) and not value:
         out.write(f"{kind.__name__}()")
         return
-    opener, closer = {
-        list: ("[", "]"),
-        tuple: ("(", ")"),
-        set: ("{", "}"),
-        frozenset: ("frozenset({", "})"),
-    }[kind]
+    opener, closer = _BRACKETS[kind]
     out.write(opener)
-    size = len(items)  # type: ignore[arg-type]
-    for n, item in enumerate(items):  # type: ignore[attr-defined]
+    size = len(value)
+    for n, item in enumerate(value):
         if n:
             out.write(", ")
         _check_room(out, size - n)

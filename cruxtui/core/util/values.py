@@ -1,4 +1,4 @@
-"""Plain builtin data: a safe wire encoding, exact-type checks and bounded reprs.
+"""Plain builtin data: a safe wire encoding and exact-type checks (reprs: `bounded_repr`).
 
 Values cross process boundaries (parent <-> sandbox worker <-> untrusted child) as JSON with
 type tags, never as pickle or marshal: decoding can only ever build `None`, `bool`, `int`, `float`,
@@ -144,76 +144,3 @@ def _type_name(value: Any) -> str:
     module = getattr(kind, "__module__", "")
     name = getattr(kind, "__qualname__", "?")
     return name if module in ("builtins", "", None) else f"{module}.{name}"
-
-
-def bounded_repr(value: Any, limit: int = 200) -> str:
-    """repr of plain data cut to about `limit` characters, without ever building a huge string.
-
-    Plain `repr` of `10**100000` raises (int digit limit) and of a 100 MB string allocates 100 MB;
-    this walks the value and stops as soon as the budget is spent.
-    """
-    parts: list[str] = []
-    budget = [limit]
-    try:
-        _repr_into(value, parts, budget, 0)
-    except _Full:
-        return "".join(parts)[:limit] + "..."
-    return "".join(parts)
-
-
-_BRACKETS: dict[type, tuple[str, str]] = {
-    list: ("[", "]"),
-    tuple: ("(", ")"),
-    set: ("{", "}"),
-    frozenset: ("frozenset({", "})"),
-}
-
-
-class _Full(Exception):
-    pass
-
-
-def _emit(parts: list[str], budget: list[int], text: str) -> None:
-    parts.append(text[: budget[0] + 1])
-    budget[0] -= len(text)
-    if budget[0] < 0:
-        raise _Full
-
-
-def _repr_into(value: Any, parts: list[str], budget: list[int], depth: int) -> None:
-    kind = type(value)
-    if depth > MAX_DEPTH:
-        _emit(parts, budget, "...")
-        return
-    if kind is int and value.bit_length() > 4 * budget[0] + 64:
-        _emit(parts, budget, f"<int with about {int(value.bit_length() * 0.30103):,} digits>")
-    elif kind is str or kind is bytes:
-        _emit(
-            parts, budget, repr(value[: budget[0] + 1]) if len(value) > budget[0] else repr(value)
-        )
-    elif kind in (list, tuple, set, frozenset):
-        if kind in (set, frozenset) and not value:
-            _emit(parts, budget, f"{kind.__name__}()")
-            return
-        opener, closer = _BRACKETS[kind]
-        _emit(parts, budget, opener)
-        for index, item in enumerate(value):
-            if index:
-                _emit(parts, budget, ", ")
-            _repr_into(item, parts, budget, depth + 1)
-        if kind is tuple and len(value) == 1:
-            _emit(parts, budget, ",")
-        _emit(parts, budget, closer)
-    elif kind is dict:
-        _emit(parts, budget, "{")
-        for index, (key, item) in enumerate(value.items()):
-            if index:
-                _emit(parts, budget, ", ")
-            _repr_into(key, parts, budget, depth + 1)
-            _emit(parts, budget, ": ")
-            _repr_into(item, parts, budget, depth + 1)
-        _emit(parts, budget, "}")
-    elif kind in (type(None), bool, int, float, complex):
-        _emit(parts, budget, repr(value))
-    else:
-        _emit(parts, budget, f"<{_type_name(value)}>")

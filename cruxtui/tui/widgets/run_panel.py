@@ -20,10 +20,10 @@ from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker
 
 from cruxtui.core.data.dataset import Sample
-from cruxtui.core.models.backend import ModelError
+from cruxtui.core.models.backend import Backend, ModelError
 from cruxtui.core.models.endpoints import load_endpoints
 from cruxtui.core.runs.runner import Progress, RunListener, RunSummary
-from cruxtui.core.runs.session import LiveRunError, live_run, warm_up
+from cruxtui.core.runs.session import LiveRunError, RunSettings, live_run, warm_up
 from cruxtui.core.runs.store import Generation, RunStoreError
 from cruxtui.tui.state import AppState
 from cruxtui.tui.widgets.generation_stream import GenerationStream
@@ -193,7 +193,7 @@ class RunPanel(ReportsTaskErrors, Vertical):
         if self.start(form):
             self.post_message(self.Started(self, form))
 
-    def start(self, form: RunForm | None = None, *, backend: Any = None) -> bool:
+    def start(self, form: RunForm | None = None, *, backend: Backend | None = None) -> bool:
         """Run the model with `form` (shown in the panel), else with what the panel's form says.
         False, with a notification, when the form is not valid. `backend`: a model backend to
         use instead of the form's endpoint (the tour's replay of recorded answers)."""
@@ -212,7 +212,7 @@ class RunPanel(ReportsTaskErrors, Vertical):
     # The run ---------------------------------------------------------------------------------
     @work(exclusive=True, group="live-run", name="Model run", exit_on_error=False)
     async def run_model(
-        self, sample: Sample, settings: dict[str, Any], backend: Any = None
+        self, sample: Sample, settings: RunSettings, backend: Backend | None = None
     ) -> RunSummary | None:
         stream = self.query_one(GenerationStream)
         try:
@@ -252,7 +252,7 @@ class RunPanel(ReportsTaskErrors, Vertical):
         self.query_one("#run-status", Static).update(" · ".join(x for x in parts if x))
 
 
-def _settings(form: RunForm) -> dict[str, Any]:
+def _settings(form: RunForm) -> RunSettings:
     """The run settings `form` asks for; ValueError says what is wrong with it."""
     endpoint = form.endpoint.strip()
     model = form.model.strip() or None
@@ -270,13 +270,13 @@ def _settings(form: RunForm) -> dict[str, Any]:
     if not 0 <= temperature <= 2:
         raise ValueError("t (temperature) must be between 0 and 2.")
     url = endpoint if looks_like_url(endpoint) else None
-    return {
-        "endpoint": None if url else (endpoint or None),
-        "base_url": url,
-        "model": model,
-        "task": form.task,
-        "mode": form.mode,
-        "n": n,
-        "temperature": temperature,
-        "seed": seed,
-    }
+    return RunSettings(
+        endpoint=None if url else (endpoint or None),
+        base_url=url,
+        model=model,
+        task=form.task,
+        mode=form.mode,
+        n=n,
+        temperature=temperature,
+        seed=seed,
+    )

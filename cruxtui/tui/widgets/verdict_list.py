@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from cruxtui.core.scoring.verdicts import ScoredSet
+    from cruxtui.core.scoring.scored_file import ScoredSet
 
 _STYLES = {"pass": "bold green", "wrong": "bold red"}
 _PREDICTION_CHARS = 160
