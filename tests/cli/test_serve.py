@@ -168,7 +168,8 @@ def app_processes(server_pid: int) -> dict[int, str]:
 
 
 def sandbox_workers(app_pid: int) -> list[int]:
-    return [pid for pid, cmd in descendants(app_pid).items() if "_worker_main" in cmd]
+    """The processes an app started (its sandbox workers: `python -I -c ... cruxtui.core.sandbox`)."""
+    return [pid for pid, cmd in descendants(app_pid).items() if "cruxtui.core.sandbox" in cmd]
 
 
 async def wait_until(condition: Callable[[], object], timeout: float = 60.0) -> bool:
