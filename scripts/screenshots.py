@@ -1,8 +1,12 @@
 """Write an SVG screenshot of each screen into screens/, made by the app itself.
 
-Run: `python scripts/screenshots.py` (uses ../shared/data/cruxeval.jsonl or $CRUXTUI_DATASET, else
-the starter set). Each entry drives the app with Pilot to the screen it shows; features add theirs
-to SHOTS. Screenshots are deterministic (fixed size, no cursor blink, workers awaited).
+Run: `python scripts/screenshots.py [NAME...]` (uses ../shared/data/cruxeval.jsonl or
+$CRUXTUI_DATASET, else the starter set). Each entry drives the app with Pilot to the screen it
+shows; features add theirs to SHOTS. Screenshots are deterministic (fixed size, no cursor blink,
+workers awaited).
+
+`browser` is the one PNG: `cruxtui serve --demo` in headless Chromium (Debian's chromium package,
+through Playwright), on the tour's trace stop in the presentation theme, as a projector shows it.
 """
 
 from __future__ import annotations
@@ -243,7 +247,30 @@ OPTIONS: dict[str, Callable[[], TuiOptions]] = {
 }
 """The options a shot's app starts with (the command line's flags), where it needs any."""
 
+
+def tour_stop(index: int) -> Drive:
+    """The guided tour (--demo) moved on to stop `index` with PageDown, as a presenter does."""
+
+    async def drive(pilot: Pilot) -> None:
+        assert isinstance(pilot.app, CruxApp) and pilot.app.tour is not None
+        tour = pilot.app.tour
+        for stop in range(index + 1):
+            if stop:
+                await pilot.press("pagedown")
+            while not (tour.ready and tour.index == stop):
+                await pilot.pause(0.05)
+
+    return drive
+
+
+TOUR_SHOTS = ("tour-benchmark", "tour-failure", "tour-trace", "tour-perturb", "tour-gallery")
+for _name in TOUR_SHOTS:  # the example gallery itself (the tour only reads and replays it)
+    OPTIONS[_name] = lambda: TuiOptions(
+        demo=True, cases=str(REPO / "cases"), store=str(Path(tempfile.mkdtemp()) / "runs.sqlite")
+    )
+
 SHOTS: dict[str, Drive] = {
+    **{name: tour_stop(i) for i, name in enumerate(TOUR_SHOTS)},
     "insights": insights,
     "insights-compare": insights_compare,
     "scored": scored,
@@ -279,11 +306,40 @@ async def shoot(name: str, drive: Drive, out: Path) -> Path:
     return path
 
 
+def browser(out: Path) -> Path:
+    """screens/browser.png: the served tour in Chromium, PageDown pressed in the page."""
+    from playwright.sync_api import sync_playwright
+
+    from cruxtui.testing.served import ServedTui, launch_chromium, open_tab, wait_for_text
+
+    dataset = default_dataset()
+    args = ["--demo", "--theme", "presentation", "--cases", str(REPO / "cases")]
+    args += ["--store", str(Path(tempfile.mkdtemp()) / "runs.sqlite"), "--no-step-counts"]
+    if dataset.location and Path(dataset.location).exists():
+        args += ["--dataset", dataset.location]
+    path = out / "browser.png"
+    with ServedTui(*args) as served, sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        page = open_tab(chromium, served.url + "?fontsize=18", size=(1440, 900))
+        wait_for_text(page, "Tour 1/5")
+        page.focus(".xterm-helper-textarea")
+        for stop in (2, 3):
+            page.keyboard.press("PageDown")
+            wait_for_text(page, f"Tour {stop}/5")
+        wait_for_text(page, "first divergence")
+        page.screenshot(path=str(path))
+        chromium.close()
+    return path
+
+
 async def main(names: list[str]) -> None:
     out = REPO / "screens"
     out.mkdir(exist_ok=True)
-    for name in names or list(SHOTS):
-        print(await shoot(name, SHOTS[name], out))
+    for name in names or [*SHOTS, "browser"]:
+        if name == "browser":
+            print(await asyncio.to_thread(browser, out))
+        else:
+            print(await shoot(name, SHOTS[name], out))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ COMMANDS = (
     "perturb",
     "cases",  # variants and the failure gallery
     "doctor",  # what this machine enforces
+    "serve",  # the TUI in a web browser
 )
 
 
@@ -93,18 +94,36 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="gallery folder for saved failure cases (default: $CRUXTUI_CASES_DIR, else ./cases)",
     )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="a guided tour of a real failure, offline: its trace, where the answer departs "
+        "from execution, a perturbation, the gallery (PageDown/PageUp move, F2 explores)",
+    )
+    parser.add_argument(
+        "--theme",
+        metavar="NAME",
+        help="colour theme for this session, e.g. presentation (high contrast, for projectors); "
+        "default: the one last chosen in the palette",
+    )
 
 
 def open_tui(args: argparse.Namespace) -> int:
     from cruxtui.core.data.dataset import DatasetError, load_dataset
 
+    # The tour never waits on a download: it runs from what is here (the stage has no network).
+    offline = args.offline or args.demo or None
     try:
-        dataset = load_dataset(args.dataset, offline=args.offline or None)
+        dataset = load_dataset(args.dataset, offline=offline)
     except DatasetError as exc:
         raise CliError(str(exc)) from None
     from cruxtui.tui.app import CruxApp
+    from cruxtui.tui.themes import UnknownTheme
 
-    app = CruxApp(dataset, tui_options(args))
+    try:
+        app = CruxApp(dataset, tui_options(args))
+    except UnknownTheme as exc:
+        raise CliError(str(exc)) from None
     app.run()
     return app.return_code or 0
 
@@ -122,6 +141,8 @@ def tui_options(args: argparse.Namespace) -> TuiOptions:
         task=args.task,
         cases=args.cases,
         step_counts=args.step_counts,
+        demo=args.demo,
+        theme=args.theme,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App
@@ -17,7 +18,7 @@ from textual.worker import get_current_worker
 from cruxtui.core.data.dataset import Dataset, Sample, Source
 from cruxtui.core.sandbox.pool import Sandbox
 from cruxtui.core.trace import numsteps
-from cruxtui.tui import scored_set, step_counts
+from cruxtui.tui import scored_set, step_counts, themes
 from cruxtui.tui.columns import Column
 from cruxtui.tui.insights_commands import InsightsCommands
 from cruxtui.tui.messages import (
@@ -40,6 +41,22 @@ from cruxtui.tui.state import AppState, TuiOptions
 from cruxtui.tui.step_counts import StepCommands
 from cruxtui.tui.workers import ReportsTaskErrors, app_sandbox
 
+if TYPE_CHECKING:
+    from cruxtui.tui.tour import TourDriver
+
+
+def demo_options(options: TuiOptions) -> TuiOptions:
+    """The tour works in a scratch gallery (a fresh copy of the example cases) and a scratch run
+    store unless --cases / --store say otherwise: a demo never writes into the shipped gallery
+    or the user's runs, and every demo starts the same."""
+    from dataclasses import replace
+
+    from cruxtui.core.demo.tour import scratch_gallery
+
+    cases = options.cases or str(scratch_gallery())
+    store = options.store or str(Path(cases).parent / "runs.sqlite")
+    return replace(options, cases=cases, store=store)
+
 
 class CruxApp(ReportsTaskErrors, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it
@@ -50,12 +67,24 @@ class CruxApp(ReportsTaskErrors, App[int]):
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
         Binding("R", "runs", "Runs", id="runs"),
         Binding("C", "cases", "Cases", id="cases"),
+        # The guided tour (--demo); shown and active only while it runs. PageDown/PageUp are
+        # what a presenter's clicker sends; priority, so no table or pane scrolls instead.
+        Binding("pagedown", "tour_next", "Next stop", id="tour.next", priority=True),
+        Binding("pageup", "tour_prev", "Prev stop", id="tour.prev", priority=True),
+        Binding("f2", "tour_leave", "Explore", id="tour.leave"),
+        Binding("f2", "tour_resume", "Resume tour", id="tour.resume"),
     ]
 
     def __init__(self, dataset: Dataset, options: TuiOptions | None = None) -> None:
         super().__init__()
-        self.state = AppState(dataset, options or TuiOptions())
+        options = options or TuiOptions()
+        if options.demo:
+            options = demo_options(options)
+        self.state = AppState(dataset, options)
         self.sub_title = dataset.description
+        self.tour: TourDriver | None = None
+        """The guided tour, when --demo started one."""
+        self._theme_problem = themes.install(self, options.theme)  # UnknownTheme for --theme
 
     def on_mount(self) -> None:
         self.push_screen(BrowseScreen(self.state))
@@ -64,10 +93,56 @@ class CruxApp(ReportsTaskErrors, App[int]):
             options = self.state.options
             self.call_after_refresh(self.load_generations, options.generations, options.task)
         dataset = self.state.dataset
-        if dataset.source is Source.STARTER:
+        if self.state.options.demo:
+            self._start_tour()
+        elif dataset.source is Source.STARTER:
             self.notify(dataset.notice, title="Starter set", severity="warning", timeout=15)
         elif dataset.notice:
             self.notify(dataset.notice, timeout=10)
+        themes.remember_changes(self)
+        if self._theme_problem:
+            self.notify(self._theme_problem, title="Theme", severity="warning")
+
+    # The guided tour (--demo) ----------------------------------------------------------------
+    def _start_tour(self) -> None:
+        from cruxtui.core.demo.tour import TourUnavailable, build_tour
+        from cruxtui.tui.tour import TourDriver
+
+        try:
+            tour = build_tour(self.state.dataset, self.state.options.generations)
+        except TourUnavailable as exc:
+            self.notify(str(exc), title="No tour", severity="error", timeout=15)
+            return
+        self.tour = TourDriver(self, tour)
+        self.call_after_refresh(self.tour.go, 0)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        tour = self.tour
+        if action == "tour_next":
+            return tour is not None and tour.active and tour.index < tour.stop_count - 1
+        if action == "tour_prev":
+            return tour is not None and tour.active and tour.index > 0
+        if action == "tour_leave":
+            return tour is not None and tour.active
+        if action == "tour_resume":
+            return self.tour is not None and not self.tour.active
+        return True
+
+    def action_tour_next(self) -> None:
+        if self.tour is not None:
+            self.tour.go(self.tour.index + 1)
+
+    def action_tour_prev(self) -> None:
+        if self.tour is not None:
+            self.tour.go(self.tour.index - 1)
+
+    def action_tour_leave(self) -> None:
+        if self.tour is not None:
+            self.tour.leave()
+
+    def action_tour_resume(self) -> None:
+        if self.tour is not None:
+            self.tour.resume()
 
     # Browse columns and filters --------------------------------------------------------------
     def set_column(self, column: Column | None, key: str = "") -> None:

@@ -47,6 +47,10 @@ class TuiOptions:
     step_counts: bool = False
     """Count every sample's numsteps in a worker after start-up when no cached counts exist
     (the CLI's default; `--no-step-counts` turns it off). Off without a command line."""
+    demo: bool = False
+    """`--demo`: start the guided tour (`cruxtui.tui.tour`)."""
+    theme: str | None = None
+    """`--theme`: the theme for this session; None for the one remembered in the config."""
 
 
 @dataclass

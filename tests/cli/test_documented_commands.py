@@ -9,6 +9,7 @@ Each doc runs in its own working directory, holding the files its commands name 
 the environment of `environment()`: a slice of the real benchmark as the dataset, a local
 OpenAI-compatible server (`cruxtui.testing.fake_openai`) wherever a doc shows
 `http://127.0.0.1:8000/v1`, a config.toml with the endpoint the docs name, isolated user folders.
+`cruxtui serve` runs on a free port, must print its address, and is stopped with Ctrl+C.
 Words a doc uses as placeholders are replaced (`PLACEHOLDERS`); commands that need something done
 first get it from `SETUP`. A command must end with the status in `EXPECTED_STATUS` (default 0) and
 print no traceback; the TUI (no subcommand) is started in a real terminal and quit with ctrl+q,
@@ -240,6 +241,11 @@ def is_server(argv: list[str]) -> bool:
     return argv[1:3] == ["-m", "cruxtui.testing.fake_openai"]
 
 
+def is_tui_server(argv: list[str]) -> bool:
+    """`cruxtui serve ...`: the TUI in a browser, a server until Ctrl+C."""
+    return Path(argv[0]).name == "cruxtui" and "serve" in argv[1:] and not is_tui(argv)
+
+
 @dataclass
 class Result:
     status: int | None
@@ -251,6 +257,8 @@ def run_command(argv: list[str], ctx: Context) -> Result:
         return run_in_terminal(argv, ctx)
     if is_server(argv):
         return run_server(argv, ctx)
+    if is_tui_server(argv):
+        return run_tui_server(argv, ctx)
     proc = subprocess.run(
         argv, cwd=ctx.cwd, env=ctx.env, capture_output=True, text=True, timeout=240, check=False
     )
@@ -270,6 +278,34 @@ def run_server(argv: list[str], ctx: Context) -> Result:
             proc.kill()
         else:
             proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return Result(proc.returncode, first + out + err)
+
+
+def run_tui_server(argv: list[str], ctx: Context) -> Result:
+    """`cruxtui serve`, on a free port instead of the one the doc shows (another program may hold
+    it): wait for the address it prints, press Ctrl+C (SIGINT), collect the rest."""
+    from cruxtui.testing.served import free_port
+
+    words = list(argv)
+    if "--port" in words:
+        words[words.index("--port") + 1] = str(free_port())
+    else:
+        words += ["--port", str(free_port())]
+    proc = subprocess.Popen(
+        words, cwd=ctx.cwd, env=ctx.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        first = proc.stdout.readline() if ready else ""
+        if not re.fullmatch(r"cruxtui serve: open http://\S+/ .*\n", first):
+            proc.kill()
+        else:
+            proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:

@@ -22,6 +22,9 @@ def test_every_tui_flag_reaches_the_options() -> None:
             "--cases",
             "gallery",
             "--no-step-counts",
+            "--demo",
+            "--theme",
+            "presentation",
         ]
     )
     assert tui_options(args) == TuiOptions(
@@ -32,6 +35,8 @@ def test_every_tui_flag_reaches_the_options() -> None:
         task="input",
         cases="gallery",
         step_counts=False,
+        demo=True,
+        theme="presentation",
     )
 
 

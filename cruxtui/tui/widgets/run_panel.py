@@ -23,7 +23,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker
 
 from cruxtui.core.data.dataset import Sample
-from cruxtui.core.models.backend import ModelError
+from cruxtui.core.models.backend import Backend, ModelError
 from cruxtui.core.models.endpoints import load_endpoints
 from cruxtui.core.runs.runner import Progress, RunListener, RunSummary
 from cruxtui.core.runs.session import LiveRunError, RunSettings, live_run, warm_up
@@ -140,6 +140,11 @@ class RunPanel(ReportsTaskErrors, Vertical):
         self._run: Worker[RunSummary | None] | None = None
 
     @property
+    def current_run(self) -> Worker[RunSummary | None] | None:
+        """The worker of the run started last (None before the first)."""
+        return self._run
+
+    @property
     def running(self) -> bool:
         """A run started here has not ended yet."""
         return self._run is not None and not self._run.is_finished
@@ -221,9 +226,10 @@ class RunPanel(ReportsTaskErrors, Vertical):
         if self.start(form):
             self.post_message(self.Started(self, form))
 
-    def start(self, form: RunForm | None = None) -> bool:
+    def start(self, form: RunForm | None = None, *, backend: Backend | None = None) -> bool:
         """Run the model with `form` (shown in the panel), else with what the panel's form says.
-        False, with a notification, when the form is not valid."""
+        False, with a notification, when the form is not valid. `backend`: a model backend to
+        use instead of the form's endpoint (the tour's replay of recorded answers)."""
         if form is not None:
             self.form = form
         try:
@@ -233,12 +239,14 @@ class RunPanel(ReportsTaskErrors, Vertical):
             return False
         self.query_one(GenerationStream).clear()
         self.query_one("#run-status", Static).update("starting…")
-        self._run = self.run_model(self.sample, settings)
+        self._run = self.run_model(self.sample, settings, backend)
         return True
 
     # The run ---------------------------------------------------------------------------------
     @work(exclusive=True, group="live-run", name="Model run", exit_on_error=False)
-    async def run_model(self, sample: Sample, settings: RunSettings) -> RunSummary | None:
+    async def run_model(
+        self, sample: Sample, settings: RunSettings, backend: Backend | None = None
+    ) -> RunSummary | None:
         stream = self.query_one(GenerationStream)
         try:
             summary = await live_run(
@@ -248,6 +256,7 @@ class RunPanel(ReportsTaskErrors, Vertical):
                 settings,
                 listener=_PanelListener(self),
                 show_stored=stream.finish,
+                backend=backend,
             )
         except (LiveRunError, RunStoreError) as exc:
             self.query_one("#run-status", Static).update(f"failed: {exc}")
