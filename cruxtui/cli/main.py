@@ -30,7 +30,8 @@ COMMANDS = (
     "run",
     "runs",
     "compare",
-    "export",  # live models and stored runs
+    "export",
+    "sweep",  # live models and stored runs
     "perturb",
     "cases",  # variants and the failure gallery
 )
