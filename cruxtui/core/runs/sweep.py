@@ -287,6 +287,8 @@ def _endpoint(
         models = _list(table["model"], f"{where}.model", str)
     else:
         models = []
+    if not models and use is None:
+        raise SweepError(f"{where}: no model (give grid.models, or models in [{where}])")
     key = table.get("api_key")
     key_env = table.get("api_key_env")
     if key_env is not None:
