@@ -48,7 +48,8 @@ def bench_all(samples: list[Sample]) -> None:
         t0 = time.perf_counter()
         list(
             box.map(
-                ("cruxtui.core.sandbox.pool:exec_call", {"code": c, "call": k}) for c, k, _ in items
+                ("cruxtui.core.sandbox.jobs.checks:exec_call", {"code": c, "call": k})
+                for c, k, _ in items
             )
         )
         plain = time.perf_counter() - t0

@@ -167,7 +167,8 @@ async def runs(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-CODELLAMA_OUTPUT = REPO.parent / "shared" / "data" / "generations" / "codellama-7b_temp0.2_output"
+SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
+CODELLAMA_OUTPUT = SHARED / "generations" / "codellama-7b_temp0.2_output"
 
 
 async def scored(pilot: Pilot) -> None:
@@ -190,6 +191,32 @@ async def sample_scored(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def insights(pilot: Pilot) -> None:
+    """Insights on Code Llama 7B's released output generations (--generations): pass@1 per
+    method called."""
+    assert isinstance(pilot.app, CruxApp)
+    app = pilot.app
+    while app.state.scored is None:  # judged in a worker started after the first refresh
+        await pilot.pause(0.1)
+    await pilot.press("I")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def insights_compare(pilot: Pilot) -> None:
+    """Insights of the two runs of the Runs shot by output type: CoT (marked first) as A, direct
+    as B, so A−B is what chain-of-thought changes."""
+    from textual.widgets import Select
+
+    await runs(pilot)
+    await pilot.press("I")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    pilot.app.screen.query_one("#insights-by", Select).value = "type"
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 def throwaway_store() -> TuiOptions:
     return TuiOptions(store=str(Path(tempfile.mkdtemp()) / "runs.sqlite"))
 
@@ -197,12 +224,18 @@ def throwaway_store() -> TuiOptions:
 OPTIONS: dict[str, Callable[[], TuiOptions]] = {
     "run-panel": throwaway_store,
     "runs": throwaway_store,
+    "insights": lambda: TuiOptions(
+        generations=str(CODELLAMA_OUTPUT / "generations.json"), task="output"
+    ),
+    "insights-compare": throwaway_store,
     "cases": lambda: TuiOptions(cases=str(REPO / "cases")),
     "cases-replay": lambda: TuiOptions(cases=str(REPO / "cases")),
 }
 """The options a shot's app starts with (the command line's flags), where it needs any."""
 
 SHOTS: dict[str, Drive] = {
+    "insights": insights,
+    "insights-compare": insights_compare,
     "scored": scored,
     "sample-scored": sample_scored,
     "run-panel": run_panel,
@@ -219,7 +252,7 @@ SHOTS: dict[str, Drive] = {
 
 
 def default_dataset() -> Dataset:
-    shared = REPO.parent / "shared" / "data" / "cruxeval.jsonl"
+    shared = SHARED / "cruxeval.jsonl"
     path = os.environ.get("CRUXTUI_DATASET") or (str(shared) if shared.exists() else None)
     return load_dataset(path, offline=True)
 

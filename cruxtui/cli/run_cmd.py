@@ -43,8 +43,9 @@ def register(sub: Subparsers) -> None:
     where.add_argument(
         "--api-key",
         metavar="KEY",
-        help="API key (better: $OPENAI_API_KEY or the endpoint's api_key_env; "
-        "a key is never stored)",
+        help="API key; prefer $OPENAI_API_KEY or the endpoint's api_key_env in the config: a "
+        "command line is readable by every user until cruxtui hides it at start "
+        "(a key is never stored or printed)",
     )
     where.add_argument(
         "--timeout", type=float, metavar="SECONDS", help="per-request timeout (default 60)"
@@ -138,7 +139,16 @@ def run(args: argparse.Namespace) -> int:
     except ModelError as exc:
         raise CliError(exc.message) from None
     with open_store(args) as store:
-        summary, discarded = asyncio.run(_run(store, dataset, settings, backend, ids))
+        try:
+            summary, discarded = asyncio.run(_run(store, dataset, settings, backend, ids))
+        except Exception as exc:  # noqa: BLE001 - only a full disk is ours to explain
+            full = _disk_full(exc)
+            if full is None:
+                raise
+            raise CliError(
+                f"the disk holding {store.path} is full ({full}); what was stored is kept: free "
+                "some space and run the same command again to resume"
+            ) from None
         if discarded:  # nothing was ever stored (a wrong key, an unknown model...)
             raise CliError(summary.aborted or "the run was refused")
         counts = store.counts(summary.run_id)
@@ -151,6 +161,29 @@ def run(args: argparse.Namespace) -> int:
     if summary.aborted:
         raise CliError(f"{summary.aborted} (run {summary.run_id}; run the same command to resume)")
     return 1 if summary.failed else 0
+
+
+def _disk_full(exc: BaseException) -> str | None:
+    """What said the disk is full, if that is what `exc` (or any exception grouped or chained
+    in it: the runner's task group wraps them) comes to; None otherwise."""
+    import errno
+    import sqlite3
+
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            return current.strerror or "no space left on device"
+        if isinstance(current, sqlite3.OperationalError) and "full" in str(current):
+            return str(current)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
 
 
 async def _run(

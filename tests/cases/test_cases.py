@@ -481,7 +481,7 @@ def test_markdown_export_groups_by_tag() -> None:
     assert "⟪nums.count(1) is 3⟫" in md
     assert "```python\ndef f(nums):" in md
     assert "| `[(3, 1), (2, 3), (1, 1)]` | 1 | wrong |" in md
-    assert "| *(none extracted)* | 1 | unparsable: no [ANSWER] tags |" in md
+    assert "| *(none extracted)* | 1 | unparsable: no \\[ANSWER\\] tags |" in md  # renders [ANSWER]
 
 
 # CLI ---------------------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from cruxtui import __version__
-from cruxtui.core.data.textfile import UnreadableFile, read_text
+from cruxtui.core.data.textfile import UnreadableFile, json_value_problem, read_text
 from cruxtui.core.runs.store import CASE_FIELDS, Generation
-from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.core.util.atomic import write_shared_text
 from cruxtui.core.util.natural import natural_key
 
 SCHEMA_VERSION = 1
@@ -459,7 +459,7 @@ def load_case(path: str | os.PathLike[str]) -> FailureCase:
     except RecursionError:
         raise CaseError(p, "not a case file (JSON nested too deeply)") from None
     except ValueError as exc:  # e.g. an integer longer than Python converts
-        raise CaseError(p, f"not usable JSON ({exc})") from None
+        raise CaseError(p, f"not usable JSON ({json_value_problem(exc)})") from None
     case = FailureCase.from_json(data, p)
     case.path = p
     return case
@@ -475,7 +475,7 @@ def save_case(case: FailureCase, folder: str | os.PathLike[str] | None = None) -
         if case.path is not None and folder is None
         else case_path(case, cases_dir(folder))
     )
-    atomic_write_text(target, case.dumps())
+    write_shared_text(target, case.dumps())
     case.path = target
     return target
 

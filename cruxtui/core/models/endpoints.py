@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cruxtui.core.data.textfile import UnreadableFile, read_text
 from cruxtui.core.models.backend import (
     APIS,
     BACKENDS,
@@ -42,6 +43,7 @@ from cruxtui.core.models.backend import (
     RetryHook,
     RetryPolicy,
 )
+from cruxtui.core.util import redact
 from cruxtui.core.util.paths import config_dir
 
 ENDPOINT_KEYS = frozenset(
@@ -80,12 +82,12 @@ def load_endpoints(
 ) -> tuple[dict[str, dict[str, Any]], str | None]:
     """The `[endpoints.*]` tables and the `default` name from the config file (none if absent)."""
     p = Path(path) if path is not None else config_path()
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not p.exists():
         return {}, None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError("config", f"{p}: cannot read ({exc})") from None
+    try:
+        data = tomllib.loads(read_text(p, "a TOML config file", max_bytes=1 << 20))
+    except UnreadableFile as exc:
+        raise ModelError("config", f"cannot read {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ModelError("config", f"{p}: not valid TOML ({exc})") from None
     endpoints = data.get("endpoints", {})
@@ -189,6 +191,7 @@ def resolve_endpoint(
         chosen_api,
         chosen_path if chosen_backend == "replay" else None,
     )
+    redact.register(key)  # never stored or printed from here on
     return Endpoint(
         spec=spec, api_key=key, timeout=chosen_timeout, concurrency=concurrency, name=name
     )

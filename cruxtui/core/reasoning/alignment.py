@@ -44,6 +44,7 @@ from cruxtui.core.reasoning.chain_parse import (
     parse_chain,
 )
 from cruxtui.core.reasoning.safe_eval import evaluate_condition
+from cruxtui.core.util import safe_ast
 
 CONSISTENT = "consistent"
 CONTRADICTED = "contradicted"
@@ -171,10 +172,19 @@ def _canon(obj: object) -> object:
     if isinstance(obj, list | tuple):
         return (type(obj).__name__, tuple(_canon(x) for x in obj))
     if isinstance(obj, set | frozenset):
-        return ("set", tuple(sorted(repr(_canon(x)) for x in obj)))
+        return ("set", _sorted([_canon(x) for x in obj]))
     if isinstance(obj, dict):
-        return ("dict", tuple(sorted((repr(_canon(k)), repr(_canon(v))) for k, v in obj.items())))
+        return ("dict", _sorted([(_canon(k), _canon(v)) for k, v in obj.items()]))
     return ("other", repr(obj))
+
+
+def _sorted(keys: list[Any]) -> tuple[Any, ...]:
+    """Keys in a fixed order. Sorted as they are, never by their repr: a repr of a nested key's
+    repr doubles its backslashes at every level (200 nested dicts would need 2**200 bytes)."""
+    try:
+        return tuple(sorted(keys))
+    except TypeError:
+        return tuple(sorted(keys, key=hash))
 
 
 @lru_cache(maxsize=65536)
@@ -216,7 +226,7 @@ def _shape(code: str) -> _Shape:
     inline_else: dict[int, int] = {}
     n_loops = 0
     try:
-        tree = ast.parse(code)
+        tree = safe_ast.parse(code)
     except SyntaxError:
         return _Shape(lines, {}, {}, [], False, set(), set(), {})
     for node in ast.walk(tree):
@@ -570,7 +580,7 @@ class _Judge:
     def _names_in(self, text: str) -> bool:
         """Does `text` use a variable of the code (`list` may be the code's own, not the type)?"""
         try:
-            tree = ast.parse(text.strip().strip("`"), mode="eval")
+            tree = safe_ast.parse(text.strip().strip("`"), mode="eval")
         except SyntaxError:
             return False
         return any(isinstance(n, ast.Name) and n.id in self.names for n in ast.walk(tree))

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from cruxtui.core.util import safe_ast
+
 BINDING = "binding"
 CONDITION = "condition"
 RETURN = "return"
@@ -284,7 +286,7 @@ def _clause_end(text: str, i: int) -> int:
 def code_names(code: str) -> set[str]:
     """Variable names of the code (parameters, assignment/loop/with targets, comprehension vars)."""
     try:
-        tree = ast.parse(code)
+        tree = safe_ast.parse(code)
     except SyntaxError:
         return set()
     names: set[str] = set()
@@ -299,7 +301,7 @@ def code_names(code: str) -> set[str]:
 def code_conditions(code: str) -> list[str]:
     """Source text of the code's `if` / `while` tests."""
     try:
-        tree = ast.parse(code)
+        tree = safe_ast.parse(code)
     except SyntaxError:
         return []
     return [

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cruxtui.core.util.paths import data_dir
+from cruxtui.core.util.redact import redact, redact_optional
 
 STORE_NAME = "runs.sqlite"
 SCHEMA_VERSION = 1
@@ -258,6 +259,13 @@ def _pid_alive(pid: int | None) -> bool:
     return True
 
 
+def _create_private(path: Path) -> None:
+    """Create the store file 0600 before SQLite does (it would follow the umask, and the WAL and
+    shared-memory files take the database file's mode): runs hold raw model answers."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
 class RunStore:
     """One SQLite file of runs. Thread-safe (one connection behind a lock); usable as a context manager."""
 
@@ -265,6 +273,7 @@ class RunStore:
         self.path = Path(path) if path else default_store_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode survives the process being killed (only power loss can drop the
@@ -456,11 +465,11 @@ class RunStore:
                     run_id,
                     gen.sample_id,
                     gen.index,
-                    gen.raw,
-                    gen.answer,
+                    redact(gen.raw),
+                    redact_optional(gen.answer),
                     gen.kind,
                     int(gen.passed),
-                    gen.reason,
+                    redact(gen.reason),
                     None if gen.official is None else int(gen.official),
                     gen.latency,
                     gen.tokens_in,
@@ -480,11 +489,11 @@ class RunStore:
                 run_id,
                 g.sample_id,
                 g.index,
-                g.raw,
-                g.answer,
+                redact(g.raw),
+                redact_optional(g.answer),
                 g.kind,
                 int(g.passed),
-                g.reason,
+                redact(g.reason),
                 None if g.official is None else int(g.official),
                 g.latency,
                 g.tokens_in,
@@ -511,7 +520,7 @@ class RunStore:
         with self._tx() as db:
             db.execute(
                 "INSERT INTO failures (run, sample_id, idx, error, created) VALUES (?, ?, ?, ?, ?)",
-                (run_id, sample_id, index, error, time.time()),
+                (run_id, sample_id, index, redact(error), time.time()),
             )
 
     def failures(self, run_id: str) -> list[tuple[str, int | None, str]]:

@@ -62,6 +62,7 @@ class BrowseScreen(Screen[None]):
         Binding("o", "cycle_sort", "Sort", id="browse.sort"),
         Binding("O", "reverse_sort", "Reverse", show=False, id="browse.reverse"),
         Binding("F", "toggle_failures", "Failures", id="browse.failures"),
+        Binding("I", "app.insights", "Insights", id="browse.insights"),
         Binding("q", "app.quit", "Quit", id="browse.quit"),
     ]
 

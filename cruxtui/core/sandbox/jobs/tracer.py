@@ -17,7 +17,6 @@ every field and rebuilds full locals from them.
 
 from __future__ import annotations
 
-import ast
 import dis
 import io
 import json
@@ -27,6 +26,7 @@ from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
+from cruxtui.core.util import safe_ast
 from cruxtui.core.util.bounded_repr import bounded_repr
 
 SAMPLE_FILE = "<sample>"
@@ -241,7 +241,7 @@ def program_for(code: str, call: str, expected: str | None) -> str:
 def problem_with(text: str, what: str) -> str | None:
     """None if `text` is a single Python expression; otherwise what is wrong with it, in words."""
     try:
-        ast.parse(text.strip(), mode="eval")
+        safe_ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         where = f" (column {exc.offset})" if exc.offset else ""
         return f"{what} does not parse: {exc.msg}{where}: {text.strip()!r}"
