@@ -114,15 +114,23 @@ async def perturb(pilot: Pilot) -> None:
 
 
 async def run_panel(pilot: Pilot) -> None:
-    """Run panel on the first sample: a local model (the test server, right or wrong at random)
-    streamed three generations; each got its verdict. The run goes to a throwaway store."""
-    from textual.widgets import Input
+    """Run panel on the first sample: a local reasoning model (the test server, right or wrong at
+    random, thinking first in `reasoning_content`) streamed three chain-of-thought generations, one
+    request at a time; each card shows the thinking in its own section, then the answer and its
+    verdict. The run goes to a throwaway store."""
+    from textual.widgets import Input, Select
 
     from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
 
     app = pilot.app
     assert isinstance(app, CruxApp)
-    with FakeOpenAI(CruxevalResponder(app.state.dataset.samples, "mixed"), chunk_chars=6) as server:
+    thinking = (
+        "f collects (count, n) for every n in nums, sorts them in reverse and returns them. "
+        "1 appears four times and 3 twice, so the pairs are (4, 1) four times and (2, 3) twice."
+    )
+    with FakeOpenAI(
+        CruxevalResponder(app.state.dataset.samples, "mixed"), chunk_chars=6, think=thinking
+    ) as server:
         await pilot.press("enter")
         await pilot.pause()
         await pilot.press("r")
@@ -130,7 +138,9 @@ async def run_panel(pilot: Pilot) -> None:
         panel = app.screen.query_one("#run-panel")
         panel.query_one("#run-endpoint", Input).value = server.url
         panel.query_one("#run-model", Input).value = "fake-model"
+        panel.query_one("#run-mode", Select).value = "cot"
         panel.query_one("#run-n", Input).value = "3"
+        panel.query_one("#run-concurrency", Input).value = "1"
         panel.query_one("#run-go").press()
         await pilot.pause()
         await app.workers.wait_for_complete()

@@ -49,10 +49,7 @@ def _print(report: dict[str, Any]) -> None:
     out.write("sandbox (what a check's process is refused here)\n")
     for key in ("network", "filesystem", "seccomp", "abstract_unix_sockets", "signals", "uid"):
         out.write(f"  {key.replace('_', ' '):22} {box[key]}\n")
-    limits = ", ".join(
-        f"{name.removeprefix('RLIMIT_').lower()} {soft}"
-        for name, (soft, _) in box["rlimits"].items()
-    )
+    limits = ", ".join(_limit(name, soft) for name, (soft, _) in box["rlimits"].items())
     out.write(f"  {'rlimits':22} {limits or 'unknown'}\n")
     out.write(f"  {'guard':22} {box['guard']}\n")
     out.write("  tried with the guard off:\n")

@@ -32,6 +32,7 @@ COMMANDS = (
     "align",  # judging and explaining
     "run",
     "runs",
+    "generations",
     "compare",
     "stats",
     "export",

@@ -48,7 +48,17 @@ def register(sub: Subparsers) -> None:
         "(a key is never stored or printed)",
     )
     where.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="per-request timeout (default 60)"
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="longest wait for any data from the server (default 60)",
+    )
+    where.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="longest time one request may take in all (default: the timeout plus 0.25 s per "
+        "token of --max-tokens)",
     )
     where.add_argument(
         "--retries",
@@ -66,7 +76,11 @@ def register(sub: Subparsers) -> None:
     sampling.add_argument("--temperature", type=float, default=0.2)
     sampling.add_argument("--top-p", type=float, default=0.95)
     sampling.add_argument(
-        "--max-tokens", type=int, metavar="N", help="default: 128 direct, 1024 cot, 2048 scratchpad"
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="default: 128 direct, 1024 cot, 2048 scratchpad; a reasoning model's thinking "
+        "counts too, so give it 4096-16384 or its generations end 'truncated while thinking'",
     )
     sampling.add_argument("--seed", type=int)
     p.add_argument(
@@ -102,6 +116,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
         (args.max_tokens is not None and args.max_tokens < 1, "--max-tokens must be at least 1"),
         (args.concurrency is not None and args.concurrency < 1, "--concurrency must be at least 1"),
         (args.timeout is not None and args.timeout <= 0, "--timeout must be positive"),
+        (args.deadline is not None and args.deadline <= 0, "--deadline must be positive"),
         (args.retries is not None and args.retries < 0, "--retries must be 0 or more"),
     ]
     for bad, message in problems:
@@ -131,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         api=args.api,
         api_key=args.api_key,
         timeout=args.timeout,
+        deadline=args.deadline,
         retries=args.retries,
         concurrency=args.concurrency,
     )

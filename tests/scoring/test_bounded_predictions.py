@@ -16,11 +16,13 @@ from pathlib import Path
 import pytest
 
 from cruxtui.core.data.dataset import Sample
-from cruxtui.core.reasoning import alignment, chain_parse, safe_eval
+from cruxtui.core.reasoning import alignment, chain_parse, literal_scan
+from cruxtui.core.sandbox.jobs import tracer
 from cruxtui.core.sandbox.pool import Limits, Sandbox
 from cruxtui.core.scoring import answers
 from cruxtui.core.scoring.strict_check import MAX_PREDICTION_CHARS
 from cruxtui.core.scoring.verdicts import check, check_many
+from cruxtui.core.trace.steps import from_wire
 from cruxtui.core.util import safe_ast
 
 SAMPLE = Sample("sample_0", "def f(s):\n    return s[::-1]", "'abc'", "'cba'")
@@ -84,8 +86,9 @@ def test_model_answers_and_chains_of_thought_never_raise(name: str) -> None:
     answers.extract(f"assert f('abc') == {text}", "output", "official")
     chain_parse.parse_chain(f"So x = {text} and the output is {text}", SAMPLE.code)
     chain_parse.parse_chain("x", f"def f(x):\n    return {text}")
-    alignment.value_key(text)
-    safe_eval.evaluate_condition(text)
+    literal_scan.value_key(text)
+    trace = from_wire(SAMPLE.code, SAMPLE.call, tracer.run(SAMPLE.code, SAMPLE.call))
+    alignment.align_text(f"Here `{text}` is True, and s = {text}; f returns {text}.", trace)
 
 
 def test_parse_turns_every_failure_into_a_syntax_error() -> None:

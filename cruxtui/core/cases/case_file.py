@@ -180,7 +180,14 @@ class FailureCase:
             for f in fields(self)
             if f.name not in ("extra", "path", "generations")
         }
-        data["generations"] = [{k: getattr(g, k) for k in CASE_FIELDS} for g in self.generations]
+        data["generations"] = [
+            {
+                k: getattr(g, k)
+                for k in CASE_FIELDS
+                if not (k in _OMIT_WHEN_NONE and getattr(g, k) is None)
+            }
+            for g in self.generations
+        ]
         return {**self.extra, **data}
 
     def dumps(self) -> str:
@@ -207,6 +214,11 @@ def prompt_json(prompt: Any) -> dict[str, Any]:
         "stop": list(prompt.stop),
         "response_prefix": prompt.response_prefix,
     }
+
+
+_OMIT_WHEN_NONE = frozenset({"reasoning"})
+"""Generation fields added after the first release: left out when empty, so older files stay as
+written."""
 
 
 def _plain(value: Any) -> Any:
@@ -406,6 +418,7 @@ class _Reader:
             reason=self.get(g, "reason", (str,), w),
             produced=self.get(g, "produced", (str, _NONE), w, None),
             extraction_error=self.get(g, "extraction_error", (str, _NONE), w, None),
+            reasoning=self.get(g, "reasoning", (str, _NONE), w, None),
         )
 
     def _trace(self, t: dict[str, Any]) -> TraceSummary:

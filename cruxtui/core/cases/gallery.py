@@ -241,7 +241,7 @@ def _md_case(case: FailureCase) -> list[str]:
         out.append(f"| {_md_cell(cell)} | {count} | {_md_text(verdict)} |")
     gi = shown_generation(case)
     if gi is not None:
-        raw = case.generations[gi].raw
+        raw = case.generations[gi].chain
         div = Divergence.of(case.first_divergence)
         parts = split_at_claim(raw, div.claim) if div else None
         shown = f"{parts[0]}⟪{parts[1]}⟫{parts[2]}" if parts else raw
@@ -384,7 +384,7 @@ def _html_case(case: FailureCase, formatter: HtmlFormatter[str]) -> str:
     reasoning = ""
     gi = shown_generation(case)
     if gi is not None:
-        raw = case.generations[gi].raw
+        raw = case.generations[gi].chain
         parts = split_at_claim(raw, div.claim) if div else None
         if parts:
             title = esc(div.sentence()) if div else ""
