@@ -35,7 +35,8 @@ COMMANDS = (
     "generations",
     "compare",
     "stats",
-    "export",  # live models and stored runs
+    "export",
+    "sweep",  # live models and stored runs
     "perturb",
     "cases",  # variants and the failure gallery
     "doctor",  # what this machine enforces
