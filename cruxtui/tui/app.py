@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 from cruxtui.core.data.dataset import Dataset, Sample, Source
 from cruxtui.core.sandbox.pool import Sandbox
 from cruxtui.core.trace import numsteps
-from cruxtui.tui import scored_set, step_counts
+from cruxtui.tui import scored_set, step_counts, textual_fixes
 from cruxtui.tui.columns import Column
 from cruxtui.tui.messages import (
     BrowseChanged,
@@ -37,6 +37,8 @@ from cruxtui.tui.screens.error_screen import ErrorScreen
 from cruxtui.tui.state import AppState, TuiOptions
 from cruxtui.tui.step_counts import StepCommands
 from cruxtui.tui.workers import ReportsTaskErrors, app_sandbox
+
+textual_fixes.apply()
 
 
 class CruxApp(ReportsTaskErrors, App[int]):

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static, TextArea
+from textual.widgets import Footer, Header, Static, TextArea
 
 from cruxtui.core.data.dataset import Sample
 from cruxtui.tui.case_save import save_failure
@@ -117,12 +117,12 @@ class SampleScreen(ReportsTaskErrors, Screen[None]):
             panel.display = shown
             right.display = not shown
             if shown:
-                panel.query_one("#run-endpoint", Input).focus()
+                panel.focus_form()
             return
         right.display = False
         panel = RunPanel(self.state, self.sample, id="run-panel")
         self.query_one("#sample-main").mount(panel)
-        self.call_after_refresh(lambda: panel.query_one("#run-endpoint", Input).focus())
+        panel.focus_form()
 
     def action_perturb(self) -> None:
         """Make a variant of this sample (rename, flip a comparison, edit the input...)."""

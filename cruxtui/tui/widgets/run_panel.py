@@ -154,6 +154,16 @@ class RunPanel(ReportsTaskErrors, Vertical):
         yield Static("", id="run-status")
         yield GenerationStream(id="run-stream")
 
+    def focus_form(self) -> None:
+        """Put the cursor in the endpoint field, now or (while the panel is still mounting, as
+        when keys arrive in a burst) once its fields exist."""
+        fields = self.query("#run-endpoint").results(Input)
+        field = next(fields, None)
+        if field is not None:
+            field.focus()
+        elif not self.is_mounted:
+            self.call_after_refresh(self.focus_form)
+
     def on_mount(self) -> None:
         freeze_heap()
         self.run_worker(warm_up, thread=True, group="warm-up", name="Warm-up", exit_on_error=False)
