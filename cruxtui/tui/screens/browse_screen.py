@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -15,9 +15,9 @@ from textual.widgets import Footer, Header, Input, Select, Static
 
 from cruxtui.core.data.dataset import Source
 from cruxtui.core.data.search import SampleIndex
-from cruxtui.tui import scored_set
+from cruxtui.tui import scored_set, step_counts
 from cruxtui.tui.columns import Column
-from cruxtui.tui.messages import BrowseChanged, OpenSample, SetFilter
+from cruxtui.tui.messages import BrowseChanged, ClearStepFilter, FilterSteps, OpenSample, SetFilter
 from cruxtui.tui.state import AppState
 from cruxtui.tui.widgets.sample_table import SampleTable, TableColumn
 
@@ -72,6 +72,8 @@ class BrowseScreen(Screen[None]):
         super().__init__()
         self.state = state
         self._matches: list[str] = []
+        self._step_query: tuple[str, int] | None = None
+        """The `numsteps<N` the search box asked for (the app holds the filter itself)."""
 
     @property
     def visible_ids(self) -> list[str]:
@@ -82,7 +84,9 @@ class BrowseScreen(Screen[None]):
         yield Header()
         with Horizontal(id="browse-bar"):
             yield Input(
-                placeholder="search code, input, output · method:rfind · type:list", id="search"
+                placeholder="search code, input, output · method:rfind · type:list",
+                id="search",
+                select_on_focus=False,  # type-to-search appends; selecting would eat the key
             )
             yield Select[str]([], prompt="any method", id="method-filter", allow_blank=True)
         yield SampleTable(id="samples")
@@ -141,7 +145,7 @@ class BrowseScreen(Screen[None]):
     def _update_status(self) -> None:
         total = len(self.state.dataset)
         shown = len(self.visible_ids)
-        filters = ", ".join(self.state.filters) or "none"
+        filters = ", ".join([*self.state.filters, *self._search_filters()]) or "none"
         sort = f"{self.sort.key}{' (reversed)' if self.sort.reverse else ''}"
         source = self.state.dataset.source.value
         if self.state.dataset.source is Source.STARTER:
@@ -150,6 +154,14 @@ class BrowseScreen(Screen[None]):
         self.query_one("#browse-status", Static).update(
             Text(f"{shown} of {total} shown · filters: {filters} · sort: {sort} · {source}")
         )
+
+    def _search_filters(self) -> list[str]:
+        """The `method:` / `type:` filters the search box and the method menu apply."""
+        words = [w for w in self.query_one("#search", Input).value.split() if ":" in w]
+        method = self.query_one("#method-filter", Select).value
+        if isinstance(method, str):
+            words.append(f"method:{method}")
+        return words
 
     # Events --------------------------------------------------------------------------------
     @on(Input.Changed, "#search")
@@ -161,7 +173,7 @@ class BrowseScreen(Screen[None]):
         self._apply_search()
 
     def _apply_search(self) -> None:
-        text = self.query_one("#search", Input).value
+        text = self._take_step_query(self.query_one("#search", Input).value)
         method = self.query_one("#method-filter", Select).value
         methods = [method] if isinstance(method, str) else []
         self._matches = self._index.search(text, methods=methods)
@@ -172,6 +184,34 @@ class BrowseScreen(Screen[None]):
         elif not words and self.sort.key == "rank":
             self.set_reactive(BrowseScreen.sort, Sort("id", self.sort.reverse))
         self._rebuild()  # the matches changed too: one redraw for both
+
+    def _take_step_query(self, text: str) -> str:
+        """Apply a `numsteps<N` word of the search box as the palette does (the app's numsteps
+        filter) and return the rest of the text for the index."""
+        words = text.split()
+        queries = [q for q in map(step_counts.parse, words) if q is not None]
+        query = queries[-1] if queries else None
+        if query != self._step_query:
+            if query is not None:
+                self.post_message(FilterSteps(*query))
+            else:
+                self.post_message(ClearStepFilter())
+            self._step_query = query
+        return " ".join(w for w in words if step_counts.parse(w) is None)
+
+    def on_key(self, event: events.Key) -> None:
+        """Type to search: a printable key no binding claims, pressed in the table, goes to the
+        search box (Browse's own keys, o O F q / and the app's R C ?, keep their meaning)."""
+        table = self.query_one(SampleTable)
+        if self.focused is not table or not event.is_printable or event.character is None:
+            return
+        if event.key in self.active_bindings or event.character in self.active_bindings:
+            return
+        search = self.query_one("#search", Input)
+        search.focus()
+        search.insert_text_at_cursor(event.character)
+        event.stop()
+        event.prevent_default()
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self) -> None:
