@@ -12,6 +12,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.worker import get_current_worker
 
 from cruxtui.core.data.dataset import Dataset, Sample, Source
@@ -68,6 +69,19 @@ class CruxApp(ReportsTaskErrors, App[int]):
             self.notify(dataset.notice, title="Starter set", severity="warning", timeout=15)
         elif dataset.notice:
             self.notify(dataset.notice, timeout=10)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification is plain text: messages quote errors, typed calls and model output,
+        in which `[...]` must show as written, never be read (or fail) as Rich markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # Browse columns and filters --------------------------------------------------------------
     def set_column(self, column: Column | None, key: str = "") -> None:

@@ -51,3 +51,62 @@ async def test_numsteps_in_search_box_and_status_names_filters(official: Dataset
         text = status(app)
         assert "method:split" in text and "type:list" in text and "filters: none" not in text
         assert "numsteps" not in text  # the box no longer asks for it
+
+
+async def test_sample_keys_work_whatever_has_focus(official: Dataset) -> None:
+    """t r p s [ ] are the screen's keys: after typing, with focus on any widget of the screen
+    that does not take text (the read-only code view, the right column), they still act."""
+    from cruxtui.tui.screens.sample_screen import SampleScreen
+    from cruxtui.tui.screens.trace_screen import TraceScreen
+
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_sample("sample_13")
+        await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the sample")
+        screen = app.screen
+        focusable = [w for w in screen.focus_chain]
+        assert len(focusable) >= 2
+        for widget in focusable:
+            widget.focus()
+            await pilot.press(*"xyz", "right_square_bracket")
+            await pilot.pause()
+            assert isinstance(app.screen, SampleScreen) and app.screen.sample.id == "sample_14"
+            await pilot.press("left_square_bracket", "t")
+            await wait_for(pilot, lambda: isinstance(app.screen, TraceScreen), what="the trace")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen, what="the sample again")
+
+
+def test_no_text_widget_reads_markup() -> None:
+    """Help texts, statuses and errors quote code, model output and `[SCRATCHPAD]`: every Static
+    and Label of the TUI is built with markup=False (a Rich renderable styles what needs it)."""
+    import ast
+    from pathlib import Path
+
+    import cruxtui.tui
+
+    missing = []
+    for path in Path(cruxtui.tui.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("Static", "Label")
+                and not any(
+                    k.arg == "markup"
+                    and isinstance(k.value, ast.Constant)
+                    and k.value.value is False
+                    for k in node.keywords
+                )
+            ):
+                missing.append(f"{path.name}:{node.lineno}")
+    assert not missing, f"Static/Label reading markup: {missing}"
+
+
+async def test_notifications_show_brackets_as_written(official: Dataset) -> None:
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        app.notify("bad call f('[/ANSWER]') and [SCRATCHPAD]")
+        await pilot.pause()
+        (note,) = app._notifications
+        assert not note.markup

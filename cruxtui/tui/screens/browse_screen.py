@@ -90,7 +90,7 @@ class BrowseScreen(Screen[None]):
             )
             yield Select[str]([], prompt="any method", id="method-filter", allow_blank=True)
         yield SampleTable(id="samples")
-        yield Static(id="browse-status")
+        yield Static(id="browse-status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

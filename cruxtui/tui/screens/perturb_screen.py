@@ -84,23 +84,23 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         yield Header()
         with Horizontal(id="perturb-main"):
             with Vertical(id="perturb-side"):
-                yield Static("Transform", classes="section")
+                yield Static("Transform", classes="section", markup=False)
                 yield Select(options, value="rename", allow_blank=False, id="perturb-transform")
                 yield Input(placeholder="parameters", id="perturb-params")
                 with Horizontal(id="perturb-seed-row"):
-                    yield Static("seed", id="perturb-seed-label")
+                    yield Static("seed", id="perturb-seed-label", markup=False)
                     yield Input("0", type="integer", id="perturb-seed")
-                yield Static(id="perturb-about")
+                yield Static(id="perturb-about", markup=False)
                 with Horizontal(id="perturb-buttons"):
                     yield Button("Add", id="perturb-add", variant="primary")
                     yield Button("Undo", id="perturb-undo")
-                yield Static("Chain", classes="section")
-                yield Static(id="perturb-chain")
+                yield Static("Chain", classes="section", markup=False)
+                yield Static(id="perturb-chain", markup=False)
             with Vertical(id="perturb-body"):
-                yield Static(id="perturb-title")
+                yield Static(id="perturb-title", markup=False)
                 with VerticalScroll(id="perturb-diff-pane"):
                     yield DiffView(id="perturb-diff")
-                yield Static(id="perturb-truth")
+                yield Static(id="perturb-truth", markup=False)
                 yield Horizontal(id="perturb-runs")
         yield Footer()
 

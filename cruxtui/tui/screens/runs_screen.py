@@ -65,9 +65,13 @@ class RunsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("", id="runs-title")
+        yield Static("", id="runs-title", markup=False)
         yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
-        yield Static("Mark two runs with space, then press c to compare them.", id="compare-title")
+        yield Static(
+            "Mark two runs with space, then press c to compare them.",
+            id="compare-title",
+            markup=False,
+        )
         yield DataTable(id="disagreements", cursor_type="row", zebra_stripes=True)
         yield Footer()
 

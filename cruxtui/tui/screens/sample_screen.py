@@ -48,7 +48,7 @@ class SampleScreen(ReportsTaskErrors, Screen[None]):
         yield Header()
         with Horizontal(id="sample-main"):
             with Vertical(id="sample-left"):
-                yield Static(self._title(), id="sample-title")
+                yield Static(self._title(), id="sample-title", markup=False)
                 yield TextArea.code_editor(
                     s.code,
                     language="python",
@@ -57,13 +57,15 @@ class SampleScreen(ReportsTaskErrors, Screen[None]):
                     show_line_numbers=True,
                 )
             with VerticalScroll(id="sample-right"):
-                yield Static("Call", classes="section")
-                yield Static(_value(s.call), id="sample-input")
-                yield Static("Expected output", classes="section")
-                yield Static(_value(s.output), id="sample-output")
-                yield Static("About", classes="section")
-                yield Static(self._meta(), id="sample-meta")
-                yield Static("Generations", classes="section", id="sample-verdicts-title")
+                yield Static("Call", classes="section", markup=False)
+                yield Static(_value(s.call), id="sample-input", markup=False)
+                yield Static("Expected output", classes="section", markup=False)
+                yield Static(_value(s.output), id="sample-output", markup=False)
+                yield Static("About", classes="section", markup=False)
+                yield Static(self._meta(), id="sample-meta", markup=False)
+                yield Static(
+                    "Generations", classes="section", id="sample-verdicts-title", markup=False
+                )
                 yield VerdictList(id="sample-verdicts")
         yield Footer()
 

@@ -91,7 +91,7 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
     # Layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="trace-title")
+        yield Static(id="trace-title", markup=False)
         with Horizontal(id="trace-panes"):
             # Not focusable: the arrow keys step through the trace instead of scrolling.
             with VerticalScroll(id="trace-code-pane", can_focus=False):
@@ -99,11 +99,11 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
                     self.trace.code if self.trace else self.sample.code, id="trace-code"
                 )
             with VerticalScroll(id="trace-locals-pane", can_focus=False):
-                yield Static(id="trace-frame")
+                yield Static(id="trace-frame", markup=False)
                 yield LocalsTable(id="trace-locals")
-        yield Static(id="trace-status")
+        yield Static(id="trace-status", markup=False)
         yield Timeline(id="trace-timeline")
-        yield Static(id="trace-end")
+        yield Static(id="trace-end", markup=False)
         yield Input(id="trace-input", disabled=True)  # enabled while asking (Tab cannot reach it)
         yield Footer()
 

@@ -63,14 +63,19 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
 
     def compose(self) -> ComposeResult:
         if self.alignment is None:
-            yield Static(Text("reasoning: aligning…", style="dim italic"), id="reasoning-header")
+            yield Static(
+                Text("reasoning: aligning…", style="dim italic"),
+                id="reasoning-header",
+                markup=False,
+            )
             return
-        yield Static(self._header(), id="reasoning-header")
+        yield Static(self._header(), id="reasoning-header", markup=False)
         for step in self.alignment.chain.steps:
             yield Static(
                 self._render_step(step.index),
                 id=f"reasoning-step-{step.index}",
                 classes="reasoning-step",
+                markup=False,
             )
 
     def on_mount(self) -> None:
@@ -198,10 +203,15 @@ class ReasoningPaste(ModalScreen[Reasoning | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="reasoning-paste"):
-            yield Static("Paste a chain of thought (free prose or [SCRATCHPAD]); ctrl+s aligns it.")
+            yield Static(
+                "Paste a chain of thought (free prose or [SCRATCHPAD]); ctrl+s aligns it.",
+                markup=False,
+            )
             if self.stored:
                 yield Static(
-                    "…or pick a stored generation of this sample:", classes="reasoning-pick"
+                    "…or pick a stored generation of this sample:",
+                    classes="reasoning-pick",
+                    markup=False,
                 )
                 yield OptionList(*[r.source for r in self.stored], id="reasoning-stored")
             yield TextArea(id="reasoning-text")

@@ -144,14 +144,14 @@ class RunPanel(ReportsTaskErrors, Vertical):
             yield Select(TASKS, value="output", allow_blank=False, id="run-task")
             yield Select(MODES, value="direct", allow_blank=False, id="run-mode")
         with Horizontal(classes="run-row"):
-            yield Label("n", classes="run-label")
+            yield Label("n", classes="run-label", markup=False)
             yield Input("1", type="integer", id="run-n")
-            yield Label("t", classes="run-label")
+            yield Label("t", classes="run-label", markup=False)
             yield Input("0.2", type="number", id="run-temperature")
-            yield Label("seed", classes="run-label")
+            yield Label("seed", classes="run-label", markup=False)
             yield Input("0", type="integer", id="run-seed", placeholder="none")
             yield Button("Run", id="run-go", variant="primary")
-        yield Static("", id="run-status")
+        yield Static("", id="run-status", markup=False)
         yield GenerationStream(id="run-stream")
 
     def focus_form(self) -> None:
