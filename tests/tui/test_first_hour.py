@@ -110,3 +110,28 @@ async def test_notifications_show_brackets_as_written(official: Dataset) -> None
         await pilot.pause()
         (note,) = app._notifications
         assert not note.markup
+
+
+async def test_trace_numbers_steps_one_way(official: Dataset) -> None:
+    """The status's `step i/last` and the ending's step range use the same (0-based) numbers."""
+    from textual.widgets import Static
+
+    from cruxtui.tui.screens.trace_screen import TraceScreen
+
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_sample("sample_13")
+        await pilot.pause()
+        await pilot.press("t")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, TraceScreen) and app.screen.trace is not None,
+            what="the trace",
+        )
+        screen = app.screen
+        assert isinstance(screen, TraceScreen) and screen.trace is not None
+        await pilot.press("end")
+        await pilot.pause()
+        last = len(screen.trace.steps) - 1
+        assert f"step {last}/{last}" in str(screen.query_one("#trace-status", Static).render())
+        assert f"steps 0–{last}" in str(screen.query_one("#trace-end", Static).render())

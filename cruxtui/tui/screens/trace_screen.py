@@ -218,7 +218,9 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
     @staticmethod
     def _ending(trace: Trace) -> Text:
         text = Text(trace.ended)
-        text.append(f"   {len(trace.steps):,} steps · numsteps {trace.numsteps:,}", style="dim")
+        # Steps are numbered from 0 everywhere (status, `:`, the reasoning's @N): say the range.
+        span = f"steps 0–{len(trace.steps) - 1:,}" if trace.steps else "no steps"
+        text.append(f"   {span} · numsteps {trace.numsteps:,}", style="dim")
         if trace.stdout:
             printed = trace.stdout.replace("\n", "⏎")
             text.append(f" · printed {printed[:60]}", style="dim")

@@ -133,7 +133,9 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
         if div is None:
             text.append("no divergence found", style="green")
         else:
-            text.append(f"first divergence: step {div.step} (d)", style="red")
+            # Two numberings meet here: name both (d goes to the trace step).
+            where = f" = trace step {div.trace_step}" if div.trace_step is not None else ""
+            text.append(f"first divergence: reasoning step {div.step}{where} (d)", style="red")
         if self.alignment.chain.problems:
             text.append(
                 f"\n{len(self.alignment.chain.problems)} scratchpad entries off the grammar",
