@@ -31,8 +31,8 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 - In the palette or the search box, `numsteps<100` (or `>`, `<=`, `>=`, `=`) filters Browse by step count.
 
 ## Perturb
-- `p` on a sample opens it: pick a transform and its parameters (`N` = the N-th site; the seed picks one otherwise); the diff and the new output preview live. `Enter` or `Add` chains the step, `Ctrl+Z` drops the last.
-- `Ctrl+L` switches the diff between two columns and unified; `Ctrl+O` opens the variant as a sample, `Ctrl+T` traces it, `Ctrl+R` runs a model on original and variant side by side.
+- `p` on a sample opens it: pick a transform and its parameters (`N` = the N-th site; the seed picks one otherwise); the diff and the new output preview live. `Enter` (in the parameters or on the transform menu) or `Add` chains the step, `Ctrl+Z` drops the last.
+- `Ctrl+L` switches the diff between two columns and unified; `Ctrl+O` opens the variant of the steps added as a sample (the previewed step counts once added), `Ctrl+T` traces it, `Ctrl+R` runs a model on original and variant side by side.
 
 ## Cases
 - `C` lists the saved cases (./cases, `--cases DIR`); filter by tag, model and task.
