@@ -49,6 +49,8 @@ class CruxApp(ReportsTaskErrors, App[int]):
     BINDINGS = [
         Binding("f1,question_mark", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
+        # q quits from any screen (a text field takes it as a letter; Help closes on it).
+        Binding("q", "quit", "Quit", id="quit.q", show=False),
         Binding("R", "runs", "Runs", id="runs"),
         Binding("C", "cases", "Cases", id="cases"),
     ]

@@ -40,7 +40,7 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 
 ## Everywhere
 - `Ctrl+P` opens the command palette: type a sample id (or a word of its code) to jump to it.
-- `F1` or `?` shows this help; `Ctrl+Q` quits.
+- `F1` or `?` shows this help; `q` (outside a text field) or `Ctrl+Q` quits.
 """
 
 
