@@ -30,6 +30,10 @@ BASE_COLUMNS = (
 )
 
 
+CODE_MIN_WIDTH = 16
+"""The code column never narrows below this (the table scrolls sideways instead)."""
+
+
 def _cell(value: str | Text) -> Text:
     """Plain strings become `Text` as is: code like `x[1]` or `[/ANSWER]` must never be read as
     Rich markup (and skipping the markup parser is what keeps a keystroke's rebuild fast)."""
@@ -127,15 +131,21 @@ class BrowseScreen(Screen[None]):
             col = next((c for c in columns if c.key == self.sort.key), BASE_COLUMNS[0])
             samples.sort(key=col.sort_key, reverse=self.sort.reverse)
         self.state.browse_order = [s.id for s in samples]
+        widths = {c.key: c.width or max(len(c.label) + 1, 8) for c in columns}
+        # The code column takes what the others leave: every column fits at 80 columns, and a
+        # wide terminal shows more of each first line instead of empty space.
+        rest = sum(w + 1 for k, w in widths.items() if k != "code") + 1
+        width = self.size.width or self.app.size.width
+        widths["code"] = max(CODE_MIN_WIDTH, width - rest - 2)
         table_columns = [
-            TableColumn(
-                c.key, f"{c.label}{self._arrow(c.key)}", c.width or max(len(c.label) + 1, 8)
-            )
-            for c in columns
+            TableColumn(c.key, f"{c.label}{self._arrow(c.key)}", widths[c.key]) for c in columns
         ]
         rows = [(s.id, [_cell(c.value(s)) for c in columns]) for s in samples]
         table.set_data(table_columns, rows, keep=table.cursor_key)
         self._update_status()
+
+    def on_resize(self) -> None:
+        self._rebuild()  # the code column follows the terminal's width
 
     def _arrow(self, key: str) -> str:
         if key != self.sort.key:
