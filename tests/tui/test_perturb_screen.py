@@ -121,6 +121,8 @@ async def test_build_a_chain_and_see_the_new_ground_truth(official: Dataset) -> 
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the variant")
         assert isinstance(app.screen, SampleScreen) and app.screen.sample.id == variant.id
+        about = str(app.screen.query_one("#sample-meta").render())
+        assert "sample_12, perturbed" in about and "rename → flip-compare:1" in about
 
 
 async def test_rejected_and_inapplicable_steps_say_why(official: Dataset) -> None:

@@ -81,6 +81,10 @@ class SampleScreen(ReportsTaskErrors, Screen[None]):
             ("methods", ", ".join(s.methods) or "none"),
             ("from", Path(s.origin).name if s.origin else self.state.dataset.location),
         ]
+        variant = self.state.variants.get(s.id)
+        if variant is not None:  # a variant made on the Perturb screen: say how
+            rows[-1] = ("from", f"{variant.parent_id}, perturbed")
+            rows += [("chain", " → ".join(str(spec) for spec in variant.chain))]
         text = Text()
         for name, value in rows:
             text.append(f"{name:<12}", style="dim")
