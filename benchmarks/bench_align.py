@@ -1,183 +1,275 @@
-"""How well does `cruxtui.core.reasoning.alignment` find the first wrong step of a chain of thought?
+"""How well does `cruxtui.core.reasoning.alignment` find the first wrong claim of a chain of thought?
 
-Builds the corpus of `benchmarks/align_corpus.py` (true traces of the 800 samples, narrated in
-varied prose; one injected slip per wrong chain; several seeds pooled) and reports:
+The yardstick is the reasoning corpus (`benchmarks/reasoning_corpus/`, see its README): chains
+written by writers who never saw the parser, each labelled with its first wrong claim (a quote)
+or none, every label checked by executing the code. For each chain the call it reasons about is
+traced and the chain aligned; then
 
-- **localisation accuracy**: wrong chains whose first divergence falls in the injected wrong step
-  (goal >= 90%), with how many were flagged too early (a false alarm before the slip), too late,
-  or not at all;
-- **false-alarm rate**: correct chains with any contradicted claim (goal <= 5%);
+- **located**: a wrong chain whose first contradicted claim's span overlaps the label's quote
+  (goal on the held-out part: >= 90%); otherwise *early* (flagged before the quote: a false
+  alarm inside a wrong chain), *late* (after it) or *missed* (nothing contradicted);
+- **false alarm**: a correct chain with any contradicted claim (goal: <= 2%);
+- **from code**: chains whose first divergence lies in code inside the chain (a fenced or
+  indented block that is Python, a line of `f` quoted), found here independently of the parser,
+  and is not the labelled slip (goal: none);
 
-overall, for the phrasing families visible while the parser was written (A-D) and for the held-out
-families (E, F), and per slip kind; and how often the true value reported for a located wrong
-binding is the real one. Run: `python benchmarks/bench_align.py [--seeds 0,1,2] [--show 5]`.
+reported for the tuning and the held-out parts separately, overall, per style and per error
+kind. The held-out part is only ever reported in aggregate: `--show` prints chains of the
+tuning part alone. A last line checks scratchpads: the one a perfect model writes
+(`prompts.scratchpad_from_trace`) must not alarm, and one flipped condition must be found there.
+
+Run: `python benchmarks/bench_align.py [--part tuning|held_out|both] [--show N]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import json
+import os
+import re
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 
-from align_corpus import HELD_OUT, make_corpus, trace_samples  # noqa: E402
+from cruxtui.core.reasoning.alignment import CONTRADICTED, align_text  # noqa: E402
+from cruxtui.core.sandbox.pool import Sandbox  # noqa: E402
+from cruxtui.core.trace.steps import trace_many  # noqa: E402
 
-from cruxtui.core.reasoning.alignment import align_text, value_key  # noqa: E402
+CORPUS = REPO / "benchmarks" / "reasoning_corpus"
+DATASET = (
+    Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
+    / "cruxeval.jsonl"
+)
+PARTS = ("tuning", "held_out")
+REAL = REPO / "benchmarks" / "real_chains"
+"""Unlabelled chains from a real small model (`collect_real_chains.py`): only where their
+divergences come from is measured (code in a chain must never give one)."""
 
 
-def scratchpad_figures(samples: list, traces: dict, seeds: list[int]) -> None:
-    """Scratchpads: the one a perfect model writes (prompts.scratchpad_from_trace) must not alarm;
-    one entry changed (a binding's value perturbed, or a condition flipped) must be found exactly."""
-    import random
+def load(part: str) -> list[dict]:
+    rows = []
+    for path in sorted((CORPUS / part).glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+    return rows
 
-    from align_corpus import perturb
 
-    from cruxtui.core.models.prompts import scratchpad_from_trace
-    from cruxtui.core.reasoning.chain_parse import literal_value
+def _python(src: str) -> bool:
+    try:
+        ast.parse(src)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
-    correct = alarms = wrong = located = 0
-    for seed in seeds:
-        rng = random.Random(seed)
-        for s in samples:
-            tr = traces[s.id]
-            pad = scratchpad_from_trace(tr) if tr.ok else None
-            if pad is None:
-                continue
-            if seed == seeds[0]:
-                correct += 1
-                alarms += (
-                    align_text(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]", tr).first_divergence
-                    is not None
-                )
-            entries = pad.splitlines()
-            options = [
-                i for i, e in enumerate(entries) if e.startswith("line ") and "(no change)" not in e
-            ]
-            if not options:
-                continue
-            i = rng.choice(options)
-            head, _, rest = entries[i].partition(": ")
-            if rest.endswith(("-> True", "-> False")):
-                changed = rest[: rest.rindex("->")] + (
-                    "-> False" if rest.endswith("True") else "-> True"
-                )
+
+def code_in_chain(text: str, code: str) -> list[tuple[int, int]]:
+    """Python code inside a chain, found without the parser: fenced blocks that are Python,
+    indented lines that are Python statements, lines of f quoted."""
+    spans = []
+    for m in re.finditer(r"```[^\n]*\n(.*?)(?:```|\Z)", text, re.S):
+        if _python(m.group(1)):
+            spans.append((m.start(), m.end()))
+    source = {ln.strip() for ln in code.splitlines() if len(ln.strip()) >= 6}
+    pos = 0
+    for raw in text.splitlines(keepends=True):
+        line = raw.rstrip("\n")
+        indented = line.startswith(("    ", "\t")) and _python(line.strip())
+        if indented and "=" in line and re.fullmatch(r"\s*\w+\s*=\s*[-\w'\"\[\](){}, .:]*", line):
+            indented = False  # "    x = 5": a narrated value, indented
+        if indented or line.strip() in source:
+            spans.append((pos, pos + len(line)))
+        pos += len(raw)
+    return spans
+
+
+def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict]:
+    traces = trace_many(
+        [(samples[r["sample"]]["code"], r["call"], None) for r in rows], sandbox=box
+    )
+    out = []
+    for row, tr in zip(rows, traces, strict=True):
+        target = samples[row["sample"]]["output"] if row["task"] == "input" else None
+        result = align_text(row["text"], tr, sandbox=box, target=target)
+        div = result.first_divergence
+        contradicted = [j for j in result.judgements if j.verdict == CONTRADICTED]
+        record = {"row": row, "div": div, "n_contradicted": len(contradicted)}
+        code = code_in_chain(row["text"], samples[row["sample"]]["code"])
+        in_code = div is not None and any(
+            s < div.claim.end and div.claim.start < e for s, e in code
+        )
+        if row["correct"]:
+            record["verdict"] = "false_alarm" if div is not None else "quiet"
+        else:
+            quote = row["first_error"]["quote"]
+            lo = row["text"].index(quote)
+            hi = lo + len(quote)
+            if div is None:
+                record["verdict"] = "missed"
+            elif div.claim.start < hi and lo < div.claim.end:
+                record["verdict"] = "located"
+            elif div.claim.end <= lo:
+                record["verdict"] = "early"
             else:
-                name, _, value = rest.split(";")[0].partition(" = ")
-                obj = literal_value(value)
-                new = perturb(obj, rng) if type(obj).__name__ != "_Bad" else None
-                if new is None or new == obj:
-                    continue
-                changed = f"{name} = {new!r}"
-            entries[i] = f"{head}: {changed}"
-            div = align_text(
-                "[SCRATCHPAD]\n" + "\n".join(entries) + "\n[/SCRATCHPAD]", tr
-            ).first_divergence
-            wrong += 1
-            located += div is not None and div.step == i
+                record["verdict"] = "late"
+        # A false alarm from code: a divergence inside code that is not the labelled slip.
+        record["from_code"] = in_code and record["verdict"] != "located"
+        out.append(record)
+    return out
+
+
+def report(part: str, records: list[dict]) -> dict[str, float]:
+    groups: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for rec in records:
+        row = rec["row"]
+        keys = ["all", f"style {row['style']}"]
+        if not row["correct"]:
+            keys.append(f"kind {row['first_error']['kind']}")
+        for key in keys:
+            g = groups[key]
+            if row["correct"]:
+                g["correct"] += 1
+                g["false_alarm"] += rec["verdict"] == "false_alarm"
+            else:
+                g["wrong"] += 1
+                g[rec["verdict"]] += 1
+            g["from_code"] += rec["from_code"]
+    print(f"\n== {part}: {len(records)} chains")
     print(
-        f"scratchpads: {100 * located / max(wrong, 1):.1f}% of {wrong} changed entries found exactly; "
-        f"false alarms on {correct} faithful scratchpads: {100 * alarms / max(correct, 1):.1f}%"
+        f"{'group':<24}{'wrong':>6}{'located':>9}{'early':>7}{'late':>6}{'missed':>8}"
+        f"{'correct':>9}{'false alarm':>13}{'from code':>11}"
+    )
+    order = sorted(groups, key=lambda k: (k != "all", k.startswith("kind"), k))
+    for key in order:
+        g = groups[key]
+        w, c = g["wrong"], g["correct"]
+        loc = f"{100 * g['located'] / w:.1f}%" if w else "-"
+        fa = f"{100 * g['false_alarm'] / c:.1f}%" if c else "-"
+        print(
+            f"{key:<24}{w:>6}{loc:>9}{g['early']:>7}{g['late']:>6}{g['missed']:>8}"
+            f"{c:>9}{fa:>13}{g['from_code']:>11}"
+        )
+    a = groups["all"]
+    located = 100 * a["located"] / max(a["wrong"], 1)
+    alarms = 100 * a["false_alarm"] / max(a["correct"], 1)
+    print(
+        f"{part}: located {located:.1f}% of {a['wrong']} first wrong claims (goal >= 90%), "
+        f"false alarms {alarms:.1f}% of {a['correct']} correct chains (goal <= 2%), "
+        f"{a['from_code']} from code (goal 0)"
+    )
+    return {"located": located, "false_alarms": alarms, "from_code": a["from_code"]}
+
+
+def show(records: list[dict], n: int) -> None:
+    """Misses of the tuning part, to read while tuning (never called on the held-out part)."""
+    by: dict[str, list[dict]] = defaultdict(list)
+    for rec in records:
+        if rec["verdict"] not in ("located", "quiet"):
+            by[rec["verdict"]].append(rec)
+    for verdict, recs in by.items():
+        print(f"\n===== {verdict} ({len(recs)})")
+        for rec in recs[:n]:
+            row, div = rec["row"], rec["div"]
+            err = row.get("first_error") or {}
+            print(f"-- {row['id']} [{row['style']}] {row['sample']} {row['call']}")
+            if err:
+                print(
+                    f"   label ({err['kind']}): {err['quote']!r} claimed {err['claimed']} truth {err['truth']}"
+                )
+            if div is not None:
+                print(
+                    f"   flagged ({div.claim.kind}): {div.claim.text!r} claimed {div.claim.value} "
+                    f"true {div.true_value} ({div.note})"
+                )
+            print("   " + row["text"].replace("\n", "\n   "))
+
+
+def real_chains(samples: dict[str, dict], box: Sandbox) -> None:
+    rows = []
+    for path in sorted(REAL.glob("*.jsonl")):
+        rows += [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if not rows:
+        return
+    traces = trace_many(
+        [(samples[r["sample"]]["code"], r["call"], None) for r in rows], sandbox=box
+    )
+    divergences = from_code = with_code = 0
+    for row, tr in zip(rows, traces, strict=True):
+        code = code_in_chain(row["text"], samples[row["sample"]]["code"])
+        with_code += bool(code)
+        div = align_text(row["text"], tr, sandbox=box).first_divergence
+        if div is None:
+            continue
+        divergences += 1
+        from_code += any(s < div.claim.end and div.claim.start < e for s, e in code)
+    print(
+        f"\nreal chains ({len(rows)}, {with_code} with code in them): {divergences} divergences, "
+        f"{from_code} from code (goal 0)"
+    )
+
+
+def scratchpads(samples: dict[str, dict], box: Sandbox) -> None:
+    from cruxtui.core.models.prompts import scratchpad_from_trace
+
+    rows = list(samples.values())
+    traces = trace_many([(s["code"], f"f({s['input']})", None) for s in rows], sandbox=box)
+    faithful = alarms = flipped = found = 0
+    for tr in traces:
+        pad = scratchpad_from_trace(tr) if tr.ok else None
+        if pad is None:
+            continue
+        faithful += 1
+        alarms += (
+            align_text(f"[SCRATCHPAD]\n{pad}\n[/SCRATCHPAD]", tr, box).first_divergence is not None
+        )
+        entries = pad.splitlines()
+        at = next((i for i, e in enumerate(entries) if e.endswith(("-> True", "-> False"))), None)
+        if at is None:
+            continue
+        head = entries[at][: entries[at].rindex("->")]
+        entries[at] = head + ("-> False" if entries[at].endswith("True") else "-> True")
+        div = align_text("[SCRATCHPAD]\n" + "\n".join(entries) + "\n[/SCRATCHPAD]", tr, box)
+        flipped += 1
+        found += div.first_divergence is not None and div.first_divergence.step == at
+    print(
+        f"\nscratchpads: {faithful} faithful ones, {alarms} false alarms; "
+        f"{found} of {flipped} flipped conditions found exactly"
     )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--seeds", default="0,1,2", help="corpora to build and pool (comma-separated seeds)"
-    )
-    ap.add_argument("--limit", type=int, default=None, help="only the first N samples")
-    ap.add_argument("--show", type=int, default=0, help="print N misses of each sort")
+    ap.add_argument("--part", choices=(*PARTS, "both"), default="both")
+    ap.add_argument("--show", type=int, default=0, help="print N misses of each sort (tuning only)")
+    ap.add_argument("--no-scratchpads", action="store_true")
     args = ap.parse_args()
-
-    t0 = time.perf_counter()
-    samples, traces = trace_samples(args.limit)
-    t_trace = time.perf_counter() - t0
-    seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
-    corpus = [row for seed in seeds for row in make_corpus(samples, traces, seed)]
-    t_build = time.perf_counter() - t0 - t_trace
-
-    stats: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    misses: dict[str, list[str]] = defaultdict(list)
-    t1 = time.perf_counter()
-    for row in corpus:
-        result = align_text(row["text"], traces[row["id"]])
-        div = result.first_divergence
-        held = "held-out" if row["family"] in HELD_OUT else "visible"
-        groups = ["all", held]
-        if row["kind"] == "correct":
-            for g in groups:
-                stats[g]["correct"] += 1
-                stats[g]["false_alarm"] += div is not None
-            if div is not None:
-                misses["false alarm"].append(
-                    f"{row['id']} [{row['family']}] {div.claim.text!r} "
-                    f"true {div.true_value}\n{row['text']}"
-                )
-            continue
-        kind = row["kind"].split(":")[0]
-        groups.append(f"slip {kind}")
-        lo, hi = row["wrong_span"]
-        if div is None:
-            verdict = "missed"
-        else:
-            step = result.chain.steps[div.step]
-            if step.start < hi and step.end > lo:
-                verdict = "located"
-            elif step.end <= lo:
-                verdict = "early"
-            else:
-                verdict = "late"
-        for g in groups:
-            stats[g]["wrong"] += 1
-            stats[g][verdict] += 1
-        if verdict == "located" and row.get("true_value") and div.claim.kind == "binding":
-            stats["all"]["true_checked"] += 1
-            stats["all"]["true_right"] += value_key(div.true_value or "") == value_key(
-                row["true_value"]
-            )
-        if verdict != "located":
-            misses[verdict].append(
-                f"{row['id']} [{row['family']}] {row['kind']} slip: {row['wrong_text']!r}"
-                + (f" | flagged: {div.claim.text!r}" if div else "")
-                + f"\n{row['text']}"
-            )
-    t_align = time.perf_counter() - t1
-
-    print(
-        f"corpus: {len(corpus)} chains from {len(traces)} samples, seeds {seeds} "
-        f"(traced in {t_trace:.1f} s, built in {t_build:.1f} s; aligned in {t_align:.1f} s, "
-        f"{1000 * t_align / max(len(corpus), 1):.1f} ms per chain)"
-    )
-    print(
-        f"{'group':<18}{'wrong':>7}{'located':>9}{'early':>7}{'late':>6}{'missed':>8}"
-        f"{'correct':>9}{'false alarm':>13}"
-    )
-    for g in sorted(stats, key=lambda k: (k != "all", k.startswith("slip"), k)):
-        s = stats[g]
-        w, c = s["wrong"], s["correct"]
-        loc = f"{100 * s['located'] / w:.1f}%" if w else "-"
-        fa = f"{100 * s['false_alarm'] / c:.1f}%" if c else "-"
-        print(f"{g:<18}{w:>7}{loc:>9}{s['early']:>7}{s['late']:>6}{s['missed']:>8}{c:>9}{fa:>13}")
-    a = stats["all"]
-    print(
-        f"\nlocalisation accuracy {100 * a['located'] / max(a['wrong'], 1):.1f}% (goal >= 90%), "
-        f"false-alarm rate {100 * a['false_alarm'] / max(a['correct'], 1):.1f}% (goal <= 5%)"
-    )
-    scratchpad_figures(samples, traces, seeds)
-    if a["true_checked"]:
-        print(
-            f"true value reported right for {100 * a['true_right'] / a['true_checked']:.1f}% of "
-            f"{a['true_checked']} located wrong bindings"
-        )
-    if args.show:
-        for kind, rows in misses.items():
-            print(f"\n===== {kind} ({len(rows)})")
-            for r in rows[: args.show]:
-                print("--", r)
+    samples = {}
+    for line in DATASET.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            samples[row["id"]] = row
+    parts = PARTS if args.part == "both" else (args.part,)
+    with Sandbox() as box:
+        for part in parts:
+            rows = load(part)
+            if not rows:
+                print(f"\n== {part}: no chains")
+                continue
+            t0 = time.perf_counter()
+            records = judge(rows, samples, box)
+            elapsed = time.perf_counter() - t0
+            report(part, records)
+            print(f"({elapsed:.1f} s, {1000 * elapsed / len(rows):.0f} ms per chain)")
+            if args.show and part == "tuning":
+                show(records, args.show)
+        real_chains(samples, box)
+        if not args.no_scratchpads:
+            scratchpads(samples, box)
     return 0
 
 

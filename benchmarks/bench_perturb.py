@@ -70,7 +70,7 @@ def bench_survey(samples: list[Sample], rounds: int) -> None:
             t0 = time.perf_counter()
             list(
                 box.map(
-                    ("cruxtui.core.sandbox.pool:exec_call", {"code": s.code, "call": s.call})
+                    ("cruxtui.core.sandbox.jobs.checks:exec_call", {"code": s.code, "call": s.call})
                     for s in samples
                 )
             )

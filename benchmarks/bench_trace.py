@@ -2,8 +2,9 @@
 Trace screen on a 1,000-step trace in < 200 ms.
 
 Printed side by side in one run:
-- all samples traced in the sandbox (2 workers, one forked child per sample), with the same work
-  in-process (no isolation) and the sandbox's plain `exec_call` over the same samples as yardsticks;
+- all samples traced in the sandbox (2 workers, one forked child per sample), with the same
+  tracing without the per-line sub-expression values, the same work in-process (no isolation)
+  and the sandbox's plain `exec_call` over the same samples as yardsticks;
 - opening the Trace screen on a prepared 1,000-step trace (mount + first step shown), next to
   opening a bare screen the same way (Pilot's own fixed cost), and one step forward on it.
 Usage: python benchmarks/bench_trace.py [DATASET]
@@ -23,7 +24,7 @@ from textual.widgets import Static
 from cruxtui.core.data.dataset import Sample, load_dataset
 from cruxtui.core.sandbox.jobs import tracer
 from cruxtui.core.sandbox.pool import Sandbox
-from cruxtui.core.trace.steps import trace, trace_many
+from cruxtui.core.trace.steps import JOB, payload_for, trace, trace_many
 from cruxtui.tui.app import CruxApp
 from cruxtui.tui.screens.trace_screen import TraceScreen
 
@@ -45,10 +46,17 @@ def bench_all(samples: list[Sample]) -> None:
             traces = trace_many(items, sandbox=box)
             rounds.append(time.perf_counter() - t0)
         sandboxed = min(rounds)
+        bare_jobs = [
+            (JOB, payload_for(c, k, expected=e) | {"line_values": False}) for c, k, e in items
+        ]
+        t0 = time.perf_counter()
+        list(box.map(bare_jobs))
+        no_values = time.perf_counter() - t0
         t0 = time.perf_counter()
         list(
             box.map(
-                ("cruxtui.core.sandbox.pool:exec_call", {"code": c, "call": k}) for c, k, _ in items
+                ("cruxtui.core.sandbox.jobs.checks:exec_call", {"code": c, "call": k})
+                for c, k, _ in items
             )
         )
         plain = time.perf_counter() - t0
@@ -56,6 +64,10 @@ def bench_all(samples: list[Sample]) -> None:
     for code, call, expected in items:
         tracer.run(code, call, expected=expected)
     in_process = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for code, call, expected in items:
+        tracer.run(code, call, expected=expected, line_values=False)
+    in_process_bare = time.perf_counter() - t0
     steps = sum(len(t.steps) for t in traces)
     print(
         f"trace all {len(items)} samples, sandboxed: {sandboxed:.2f} s (goal < 5 s; rounds "
@@ -63,10 +75,17 @@ def bench_all(samples: list[Sample]) -> None:
         f"{ready - started:.2f} s not included]"
     )
     print(
+        f"  same tracing without the sub-expression values: {no_values:.2f} s "
+        f"(recording them adds {sandboxed / no_values:.2f}x)"
+    )
+    print(
         f"  same samples, plain exec_call in the sandbox: {plain:.2f} s "
         f"(tracing adds {sandboxed / plain:.2f}x)"
     )
-    print(f"  same tracing in-process, not isolated: {in_process:.2f} s")
+    print(
+        f"  same tracing in-process, not isolated: {in_process:.2f} s "
+        f"({in_process_bare:.2f} s without the sub-expression values)"
+    )
 
 
 class _Bare(Screen[None]):

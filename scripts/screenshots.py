@@ -114,15 +114,23 @@ async def perturb(pilot: Pilot) -> None:
 
 
 async def run_panel(pilot: Pilot) -> None:
-    """Run panel on the first sample: a local model (the test server, right or wrong at random)
-    streamed three generations; each got its verdict. The run goes to a throwaway store."""
-    from textual.widgets import Input
+    """Run panel on the first sample: a local reasoning model (the test server, right or wrong at
+    random, thinking first in `reasoning_content`) streamed three chain-of-thought generations, one
+    request at a time; each card shows the thinking in its own section, then the answer and its
+    verdict. The run goes to a throwaway store."""
+    from textual.widgets import Input, Select
 
     from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
 
     app = pilot.app
     assert isinstance(app, CruxApp)
-    with FakeOpenAI(CruxevalResponder(app.state.dataset.samples, "mixed"), chunk_chars=6) as server:
+    thinking = (
+        "f collects (count, n) for every n in nums, sorts them in reverse and returns them. "
+        "1 appears four times and 3 twice, so the pairs are (4, 1) four times and (2, 3) twice."
+    )
+    with FakeOpenAI(
+        CruxevalResponder(app.state.dataset.samples, "mixed"), chunk_chars=6, think=thinking
+    ) as server:
         await pilot.press("enter")
         await pilot.pause()
         await pilot.press("r")
@@ -130,7 +138,9 @@ async def run_panel(pilot: Pilot) -> None:
         panel = app.screen.query_one("#run-panel")
         panel.query_one("#run-endpoint", Input).value = server.url
         panel.query_one("#run-model", Input).value = "fake-model"
+        panel.query_one("#run-mode", Select).value = "cot"
         panel.query_one("#run-n", Input).value = "3"
+        panel.query_one("#run-concurrency", Input).value = "1"
         panel.query_one("#run-go").press()
         await pilot.pause()
         await app.workers.wait_for_complete()
@@ -167,7 +177,8 @@ async def runs(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-CODELLAMA_OUTPUT = REPO.parent / "shared" / "data" / "generations" / "codellama-7b_temp0.2_output"
+SHARED = Path(os.environ.get("CRUXTUI_SHARED_DATA") or REPO.parent / "shared" / "data")
+CODELLAMA_OUTPUT = SHARED / "generations" / "codellama-7b_temp0.2_output"
 
 
 async def scored(pilot: Pilot) -> None:
@@ -190,6 +201,32 @@ async def sample_scored(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def insights(pilot: Pilot) -> None:
+    """Insights on Code Llama 7B's released output generations (--generations): pass@1 per
+    method called."""
+    assert isinstance(pilot.app, CruxApp)
+    app = pilot.app
+    while app.state.scored is None:  # judged in a worker started after the first refresh
+        await pilot.pause(0.1)
+    await pilot.press("I")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def insights_compare(pilot: Pilot) -> None:
+    """Insights of the two runs of the Runs shot by output type: CoT (marked first) as A, direct
+    as B, so A−B is what chain-of-thought changes."""
+    from textual.widgets import Select
+
+    await runs(pilot)
+    await pilot.press("I")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    pilot.app.screen.query_one("#insights-by", Select).value = "type"
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 def throwaway_store() -> TuiOptions:
     return TuiOptions(store=str(Path(tempfile.mkdtemp()) / "runs.sqlite"))
 
@@ -197,12 +234,18 @@ def throwaway_store() -> TuiOptions:
 OPTIONS: dict[str, Callable[[], TuiOptions]] = {
     "run-panel": throwaway_store,
     "runs": throwaway_store,
+    "insights": lambda: TuiOptions(
+        generations=str(CODELLAMA_OUTPUT / "generations.json"), task="output"
+    ),
+    "insights-compare": throwaway_store,
     "cases": lambda: TuiOptions(cases=str(REPO / "cases")),
     "cases-replay": lambda: TuiOptions(cases=str(REPO / "cases")),
 }
 """The options a shot's app starts with (the command line's flags), where it needs any."""
 
 SHOTS: dict[str, Drive] = {
+    "insights": insights,
+    "insights-compare": insights_compare,
     "scored": scored,
     "sample-scored": sample_scored,
     "run-panel": run_panel,
@@ -219,7 +262,7 @@ SHOTS: dict[str, Drive] = {
 
 
 def default_dataset() -> Dataset:
-    shared = REPO.parent / "shared" / "data" / "cruxeval.jsonl"
+    shared = SHARED / "cruxeval.jsonl"
     path = os.environ.get("CRUXTUI_DATASET") or (str(shared) if shared.exists() else None)
     return load_dataset(path, offline=True)
 

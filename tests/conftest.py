@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,6 +109,81 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
         for nodeid in dict.fromkeys(_skipped_shared_data):
             terminalreporter.line(f"  {nodeid}")
+
+
+# -- a real model on a real OpenAI-compatible server ---------------------------------------------
+
+REALMODEL_DIR = Path(os.environ.get("CRUXTUI_SHARED_REALMODEL") or SHARED_DATA.parent / "realmodel")
+REALMODEL_VENV = Path(
+    os.environ.get("CRUXTUI_REALMODEL_VENV")
+    or Path.home() / ".cache" / "cruxtui-realmodel" / "venv"
+)
+
+
+class RealModel:
+    """The running server: `url` ends in /v1, the model is served as `model`."""
+
+    model = "smollm2"
+
+    def __init__(self, url: str, pid: int, log: Path, started_in: float) -> None:
+        self.url = url
+        self.pid = pid
+        self.log = log
+        self.started_in = started_in
+
+
+@pytest.fixture(scope="session")
+def real_model() -> Iterator[RealModel]:
+    """SmolLM2-135M-Instruct served by llama-cpp-python on a free port of 127.0.0.1, with the
+    server's defaults (so it ignores `n` and cuts a running stream when another request arrives,
+    as real installs do) but one thread. The venv lives outside the repo ($CRUXTUI_REALMODEL_VENV, else
+    ~/.cache/cruxtui-realmodel/venv) and is made once; the server is killed at session end."""
+    import signal
+    import socket
+    import subprocess
+
+    serve = REALMODEL_DIR / "serve.sh"
+    if not serve.is_file():
+        pytest.skip(f"no real model here: {serve} not found (set CRUXTUI_SHARED_REALMODEL)")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    REALMODEL_VENV.parent.mkdir(parents=True, exist_ok=True)
+    log = REALMODEL_VENV.parent / f"server-{port}.log"
+    env = {**os.environ, "REALMODEL_LOG": str(log)}
+    start = time.monotonic()
+    # One thread: on two shared cores llama.cpp's threads spin-wait on each other under load,
+    # which made each answer 20-40x slower (measured: 20-38 s with 2 threads, 1 s with 1).
+    proc = subprocess.run(
+        ["bash", str(serve), str(REALMODEL_VENV), str(port), "--n_threads", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or len(lines) < 2:
+        pytest.fail(f"serve.sh failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
+    url, pid = lines[-2], int(lines[-1])
+    try:
+        yield RealModel(url, pid, log, time.monotonic() - start)
+    finally:
+        try:
+            os.killpg(pid, signal.SIGTERM)  # setsid made it a session (and group) leader
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            os.killpg(pid, signal.SIGKILL)
 
 
 async def wait_for(

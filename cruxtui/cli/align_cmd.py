@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from cruxtui.cli.errors import CliError
 from cruxtui.cli.options import Subparsers, add_dataset_option
+from cruxtui.cli.runs_cmd import add_store_option, open_store
 from cruxtui.core.data.textfile import UnreadableFile, read_text
 
 if TYPE_CHECKING:
@@ -20,9 +21,11 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "align",
         help="check a chain of thought against the real execution; show the first divergence",
-        description="Parse a chain of thought (free prose or the scratchpad format), align its steps "
-        "with the traced execution of the sample and judge each claim: consistent, contradicted "
-        "(with the true value) or unverifiable. The first contradicted claim is the first divergence.",
+        description="Parse a chain of thought (free prose or the scratchpad format; a reasoning "
+        "model's thinking), align its steps with the traced execution of the sample and judge each "
+        "claim (a variable, an expression over the frame, a condition, the loop, the answer): "
+        "consistent, contradicted (with the true value) or unverifiable. Code in the chain is not "
+        "a claim; self-corrections retract. The first contradicted claim is the first divergence.",
     )
     add_dataset_option(p)
     p.add_argument("sample", help="sample id, e.g. sample_3")
@@ -30,13 +33,53 @@ def register(sub: Subparsers) -> None:
         "--task",
         choices=("output", "input"),
         default="output",
-        help="the task the chain answers (input: the call in its answer is traced)",
+        help="the task the chain answers (input: the call in its answer is traced); with --run, "
+        "the run's task",
+    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--cot", metavar="FILE", help="the chain of thought text; - for stdin")
+    source.add_argument(
+        "--run",
+        metavar="RUN",
+        help="take the chain from a stored generation of this run (see `cruxtui generations`): "
+        "a reasoning model's thinking, then its answer text",
     )
     p.add_argument(
-        "--cot", metavar="FILE", required=True, help="the chain of thought text; - for stdin"
+        "--index", type=int, default=0, metavar="I", help="which generation of --run (default 0)"
     )
+    add_store_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--extract-with",
+        metavar="ENDPOINT",
+        help="also ask this model endpoint (a configured endpoint name or a base URL) to "
+        "restate the chain as claims; cruxtui still judges every claim itself",
+    )
+    p.add_argument(
+        "--extract-model",
+        metavar="MODEL",
+        help="the model to ask with --extract-with (default: the endpoint's, or the first listed)",
+    )
     p.set_defaults(func=run)
+
+
+def _chain_from_run(args: argparse.Namespace) -> str:
+    """The stored generation's thinking and answer text, as one chain of thought."""
+    from cruxtui.core.models.thinking import chain_of_thought
+    from cruxtui.core.runs.store import RunStoreError
+
+    with open_store(args) as store:
+        try:
+            info = store.run(args.run)
+        except RunStoreError as exc:
+            raise CliError(str(exc)) from None
+        gens = [g for g in store.generations(info.id, args.sample) if g.index == args.index]
+    if not gens:
+        raise CliError(f"run {info.id} has no generation {args.index} of {args.sample!r}")
+    gen = gens[0]
+    args.task = info.config.task  # the chain answers the run's task
+    # The stored text already begins with the prompt's response prefix (the runner keeps it).
+    return chain_of_thought(gen.reasoning, gen.raw)
 
 
 def _read_cot(path: str) -> str:
@@ -50,12 +93,16 @@ def _read_cot(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from cruxtui.cli.options import open_dataset
-    from cruxtui.core.reasoning.alignment import align_text, call_to_trace
+    from cruxtui.core.reasoning.alignment import align, call_to_trace, claim_target
+    from cruxtui.core.reasoning.chain_parse import parse_chain
     from cruxtui.core.trace.steps import trace_sample
 
-    text = _read_cot(args.cot)
+    text = _read_cot(args.cot) if args.cot is not None else _chain_from_run(args)
     if not text.strip():
-        raise CliError(f"{'stdin' if args.cot == '-' else args.cot}: the chain of thought is empty")
+        where = (
+            args.cot if args.cot not in (None, "-") else ("stdin" if args.cot else "the generation")
+        )
+        raise CliError(f"{where}: the chain of thought is empty")
     dataset = open_dataset(args)
     sample = dataset.get(args.sample)
     if sample is None:
@@ -64,7 +111,15 @@ def run(args: argparse.Namespace) -> int:
     tr = trace_sample(sample, call)
     if tr.error and not tr.steps:
         raise CliError(f"cannot trace {call}: {tr.error}")
-    result = align_text(text, tr)
+    chain = parse_chain(text, tr.code)
+    if args.task == "input":
+        claim_target(chain, tr.call, sample.output)  # proposing f(x) claims f(x) == the output
+    extraction = None
+    if args.extract_with:
+        from cruxtui.core.reasoning.model_extract import extract_with
+
+        extraction = extract_with(args.extract_with, chain, tr.code, args.extract_model)
+    result = align(chain, tr)
     if args.json:
         out = {
             "sample": sample.id,
@@ -72,9 +127,23 @@ def run(args: argparse.Namespace) -> int:
             "call": call,
             "ended": tr.ended,
         } | result.to_json()
+        if extraction is not None:
+            out["extraction"] = {
+                "endpoint": args.extract_with,
+                "added": sum(c.source == "model" for c in chain.claims),
+                "dropped": extraction.dropped,
+                "problem": extraction.problem,
+            }
         print(json.dumps(out, ensure_ascii=False))
         return 0
     _print_report(sample.id, call, why, tr, result)
+    if extraction is not None:
+        added = sum(c.source == "model" for c in chain.claims)
+        note = f"; {extraction.problem}" if extraction.problem else ""
+        print(
+            f"model-assisted extraction ({args.extract_with}): {added} claim(s) added, "
+            f"{extraction.dropped} dropped{note}"
+        )
     return 0
 
 
@@ -105,6 +174,10 @@ def _print_report(sid: str, call: str, why: str, tr: Trace, result: Alignment) -
             if cell:
                 cell.append("\n")
             cell.append(f"{mark[j.verdict]} {j.claim.describe()}", style=style[j.verdict])
+            if j.claim.source == "model":
+                cell.append("  [model]", style="cyan")
+            if j.claim.retracted:
+                cell.append("  (retracted)", style="dim")
             if j.verdict == "contradicted":
                 cell.append(f"  (true: {j.true_value})", style="red")
         pos = result.positions[step.index]

@@ -266,7 +266,7 @@ def run_show(args: argparse.Namespace) -> int:
 # export / tag / note --------------------------------------------------------------------------
 def run_export(args: argparse.Namespace) -> int:
     from cruxtui.core.cases.gallery import export_html, export_markdown
-    from cruxtui.core.util.atomic import atomic_write_text
+    from cruxtui.core.util.atomic import write_shared_text
 
     cases, errors = _gallery(args)
     _warn(errors)
@@ -275,7 +275,7 @@ def run_export(args: argparse.Namespace) -> int:
     out = Path(args.html or args.markdown)
     text = export_html(cases, args.title) if args.html else export_markdown(cases, args.title)
     try:
-        atomic_write_text(out, text)
+        write_shared_text(out, text)
     except OSError as exc:
         raise CliError(f"{out}: cannot write ({exc.strerror or exc})") from None
     print(f"wrote {len(cases)} case(s) to {out}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from cruxtui.cli.errors import CliError
 from cruxtui.cli.options import Subparsers
@@ -22,7 +21,7 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cruxtui.core.runs.store import RunStoreError
-    from cruxtui.core.util.atomic import atomic_write_text
+    from cruxtui.core.scoring.generations_file import write_generations
 
     with open_store(args) as store:
         try:
@@ -31,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         data = store.export(info.id)
     try:
-        atomic_write_text(args.out, json.dumps(data, indent=1) + "\n")
+        write_generations(args.out, data)
     except OSError as exc:
         raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     total = sum(len(v) for v in data.values())

@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from cruxtui import __version__
 from cruxtui.cli.errors import CliError
 from cruxtui.cli.options import add_dataset_option
+from cruxtui.cli.redacting_stream import RedactingStream
+from cruxtui.core.util import redact
+from cruxtui.core.util.hardening import hide_from_command_line, make_non_dumpable
 
 if TYPE_CHECKING:
     from cruxtui.tui.state import TuiOptions
@@ -29,10 +32,13 @@ COMMANDS = (
     "align",  # judging and explaining
     "run",
     "runs",
+    "generations",
     "compare",
+    "stats",
     "export",  # live models and stored runs
     "perturb",
     "cases",  # variants and the failure gallery
+    "doctor",  # what this machine enforces
 )
 
 
@@ -120,9 +126,25 @@ def tui_options(args: argparse.Namespace) -> TuiOptions:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    make_non_dumpable()  # keys in this process: no same-uid process may read its /proc files
     parser = build_parser()
     args = parser.parse_args(argv)
+    key = getattr(args, "api_key", None)
+    if key:
+        redact.register(key)
+        hide_from_command_line(key)
     func = getattr(args, "func", open_tui)
+    if func is open_tui:  # the TUI draws on the terminal itself
+        return _run(func, args)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
+    try:
+        return _run(func, args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(func: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
     try:
         return int(func(args) or 0)
     except CliError as exc:

@@ -43,11 +43,22 @@ def register(sub: Subparsers) -> None:
     where.add_argument(
         "--api-key",
         metavar="KEY",
-        help="API key (better: $OPENAI_API_KEY or the endpoint's api_key_env; "
-        "a key is never stored)",
+        help="API key; prefer $OPENAI_API_KEY or the endpoint's api_key_env in the config: a "
+        "command line is readable by every user until cruxtui hides it at start "
+        "(a key is never stored or printed)",
     )
     where.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="per-request timeout (default 60)"
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="longest wait for any data from the server (default 60)",
+    )
+    where.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="longest time one request may take in all (default: the timeout plus 0.25 s per "
+        "token of --max-tokens)",
     )
     where.add_argument(
         "--retries",
@@ -65,7 +76,11 @@ def register(sub: Subparsers) -> None:
     sampling.add_argument("--temperature", type=float, default=0.2)
     sampling.add_argument("--top-p", type=float, default=0.95)
     sampling.add_argument(
-        "--max-tokens", type=int, metavar="N", help="default: 128 direct, 1024 cot, 2048 scratchpad"
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="default: 128 direct, 1024 cot, 2048 scratchpad; a reasoning model's thinking "
+        "counts too, so give it 4096-16384 or its generations end 'truncated while thinking'",
     )
     sampling.add_argument("--seed", type=int)
     p.add_argument(
@@ -101,6 +116,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
         (args.max_tokens is not None and args.max_tokens < 1, "--max-tokens must be at least 1"),
         (args.concurrency is not None and args.concurrency < 1, "--concurrency must be at least 1"),
         (args.timeout is not None and args.timeout <= 0, "--timeout must be positive"),
+        (args.deadline is not None and args.deadline <= 0, "--deadline must be positive"),
         (args.retries is not None and args.retries < 0, "--retries must be 0 or more"),
     ]
     for bad, message in problems:
@@ -130,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         api=args.api,
         api_key=args.api_key,
         timeout=args.timeout,
+        deadline=args.deadline,
         retries=args.retries,
         concurrency=args.concurrency,
     )
@@ -138,7 +155,16 @@ def run(args: argparse.Namespace) -> int:
     except ModelError as exc:
         raise CliError(exc.message) from None
     with open_store(args) as store:
-        summary, discarded = asyncio.run(_run(store, dataset, settings, backend, ids))
+        try:
+            summary, discarded = asyncio.run(_run(store, dataset, settings, backend, ids))
+        except Exception as exc:  # noqa: BLE001 - only a full disk is ours to explain
+            full = _disk_full(exc)
+            if full is None:
+                raise
+            raise CliError(
+                f"the disk holding {store.path} is full ({full}); what was stored is kept: free "
+                "some space and run the same command again to resume"
+            ) from None
         if discarded:  # nothing was ever stored (a wrong key, an unknown model...)
             raise CliError(summary.aborted or "the run was refused")
         counts = store.counts(summary.run_id)
@@ -151,6 +177,29 @@ def run(args: argparse.Namespace) -> int:
     if summary.aborted:
         raise CliError(f"{summary.aborted} (run {summary.run_id}; run the same command to resume)")
     return 1 if summary.failed else 0
+
+
+def _disk_full(exc: BaseException) -> str | None:
+    """What said the disk is full, if that is what `exc` (or any exception grouped or chained
+    in it: the runner's task group wraps them) comes to; None otherwise."""
+    import errno
+    import sqlite3
+
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            return current.strerror or "no space left on device"
+        if isinstance(current, sqlite3.OperationalError) and "full" in str(current):
+            return str(current)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
 
 
 async def _run(

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cruxtui.cli.errors import CliError
 from cruxtui.cli.options import Subparsers, add_dataset_option
@@ -75,15 +75,34 @@ def run(args: argparse.Namespace) -> int:
         print(f"no runs in {store.path}")
         return 0
     print(
-        f"{'id':<10}  {'created':<16}  {'status':<11}  {'pass@1':>6}  {'gens':>6}  {'fail':>4}  run"
+        f"{'id':<10}  {'created':<16}  {'status':<11}  {'pass@1':>6}  {'gens':>6}  {'fail':>4}"
+        f"  {'api':<11}  run  (served by)"
     )
     for info in runs:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created))
         print(
             f"{info.id:<10}  {created:<16}  {info.status:<11}  {100 * info.pass1:6.1f}  {info.generations:>6}"
-            f"  {info.failures:>4}  {info.label}"
+            f"  {info.failures:>4}  {served_api(info):<11}  {info.label}  ({served_by(info)})"
         )
     return 0
+
+
+def served_api(info: Any) -> str:
+    """`chat` / `completions` for a live server; the backend's name otherwise (vllm, replay)."""
+    spec = info.config.spec
+    if spec.get("backend") == "openai":
+        return str(spec.get("api") or "chat")
+    return str(spec.get("backend") or "?")
+
+
+def served_by(info: Any) -> str:
+    """Where the generations came from: the base URL, or the replayed file."""
+    spec = info.config.spec
+    if spec.get("backend") == "openai":
+        return str(spec.get("base_url") or "OpenAI (default base URL)")
+    if spec.get("backend") == "replay":
+        return str(spec.get("path") or "a generations file")
+    return "in-process"
 
 
 def _import(args: argparse.Namespace) -> int:

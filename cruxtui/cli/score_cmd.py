@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"note: {dataset.notice}", highlight=False)
     try:
         with Sandbox() as sandbox:
-            scored = _score_with_progress(dataset, generations, args.task, sandbox, err)
+            scored = score_with_progress(dataset, generations, args.task, sandbox, err)
     except SandboxError as exc:
         raise CliError(str(exc)) from None
     if args.out:
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_with_progress(
+def score_with_progress(
     dataset: Any, generations: Any, task: str, sandbox: Any, err: Console
 ) -> ScoredSet:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

@@ -119,14 +119,14 @@ def jsonl_row(sample_id: str, result: Trace) -> dict[str, Any]:
 
 def _trace_all(dataset: Any, args: argparse.Namespace) -> int:
     from cruxtui.core.trace.steps import trace_many
-    from cruxtui.core.util.atomic import atomic_write_text
+    from cruxtui.core.util.atomic import write_shared_text
 
     started = time.perf_counter()
     items = [(s.code, s.call, s.output) for s in dataset.samples]
     results = trace_many(items, max_steps=args.max_steps)
     rows = [jsonl_row(s.id, r) for s, r in zip(dataset.samples, results, strict=True)]
     try:
-        atomic_write_text(args.jsonl, "".join(json.dumps(r) + "\n" for r in rows))
+        write_shared_text(args.jsonl, "".join(json.dumps(r) + "\n" for r in rows))
     except OSError as exc:
         raise CliError(f"cannot write {args.jsonl}: {exc.strerror or exc}") from None
     failed = sum(1 for r in rows if r["error"])

@@ -11,7 +11,15 @@ Scripting:
 - `latency` before the first byte, `chunk_delay` between stream chunks;
 - faults, queued with `add_faults` (consumed one per completion request, in order) or decided per
   request by `fault_for(request_number)`: 429 with Retry-After, 500, slower than a timeout, a stream
-  cut mid-way, a dropped connection; a wrong key gives 401 and an unknown model 404.
+  cut mid-way, a dropped connection, a body trickled a byte at a time, a stream that never ends, a
+  huge body, a body or event that is not JSON; a wrong key gives 401 and an unknown model 404;
+- a reasoning model: `think` (text or a function of the request) is the thinking before each
+  answer, sent the way `think_style` says: in the `reasoning_content` or `reasoning` field of
+  messages and deltas, inline as `<think>...</think>`, or `bare` (no opening tag: the template
+  opened it). max_tokens counts the thinking too, so a small budget cuts it (unterminated);
+- real servers' quirks: `max_choices=1` ignores `n` (llama.cpp), `interrupt_streams=True` ends a
+  running stream with `[DONE]` and no finish_reason when another request arrives
+  (llama-cpp-python without `--interrupt_requests False`).
 
 In a thread: ``with FakeOpenAI(responder) as server: ... server.url``. As a process (so a test can
 kill it mid-run): ``python -m cruxtui.testing.fake_openai --port 0 --latency 0.05 --mode correct
@@ -36,7 +44,18 @@ from typing import Any
 
 from cruxtui.core.data.dataset import Sample, read_jsonl
 
-FAULT_KINDS = ("rate_limit", "server_error", "slow", "cut", "drop")
+FAULT_KINDS = (
+    "rate_limit",
+    "server_error",
+    "slow",
+    "cut",
+    "drop",
+    "trickle",
+    "endless",
+    "huge",
+    "garbage",
+)
+THINK_STYLES = ("reasoning_content", "reasoning", "inline", "bare")
 
 
 @dataclass
@@ -61,7 +80,10 @@ class Fault:
     (half by default) and the connection is closed — as a broken chunked body, or with `clean=True`
     as an unframed stream (`Connection: close`) that just ends, which looks like a normal end to
     the client, or with `error="..."` as an error event in the stream (what vLLM sends when the
-    engine fails mid-answer); drop: the connection closes without a response.
+    engine fails mid-answer); drop: the connection closes without a response; trickle: the body
+    goes out one byte every `delay` seconds; endless: a stream whose text never ends (a plain
+    answer: a body that never ends); huge: a body (or one stream event) of `size` bytes;
+    garbage: a body, or a stream event, that is not JSON (`text`).
     """
 
     kind: str
@@ -71,6 +93,8 @@ class Fault:
     after_chars: int | None = None
     clean: bool = False
     error: str | None = None
+    size: int = 64 << 20
+    text: str = "<html><body>502 Bad Gateway</body></html>"
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -111,6 +135,9 @@ class FakeOpenAI:
         faults: Iterable[Fault] = (),
         fault_for: Callable[[int], Fault | None] | None = None,
         max_choices: int | None = None,
+        interrupt_streams: bool = False,
+        think: str | Callable[[FakeRequest], str] | None = None,
+        think_style: str = "reasoning_content",
         refuse: dict[str, str] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -124,6 +151,15 @@ class FakeOpenAI:
         self.fault_for = fault_for
         self.max_choices = max_choices
         """Answer at most this many choices whatever `n` asks (as llama.cpp does), None: all."""
+        self.interrupt_streams = interrupt_streams
+        """End a running stream ([DONE], no finish_reason) when another request arrives."""
+        if think_style not in THINK_STYLES:
+            raise ValueError(f"unknown think_style {think_style!r} (one of {THINK_STYLES})")
+        self.think = think
+        self.think_style = think_style
+        self.streams_open = 0
+        self.max_streams_open = 0
+        """Streams in flight now, and the most there ever were at once (for concurrency tests)."""
         self.refuse = dict(refuse or {})
         """Request fields this server refuses with HTTP 400, and the message it gives."""
         self.log = ServerLog()
@@ -324,15 +360,18 @@ class _Handler(BaseHTTPRequestHandler):
         n = max(1, int(body.get("n") or 1))
         if fake.max_choices is not None:
             n = min(n, fake.max_choices)
-        texts: list[tuple[str, str]] = []
+        texts: list[_Reply] = []
         for choice in range(n):
             request.choice = choice
             try:
                 reply = fake.responder(request)
+                think = fake.think(request) if callable(fake.think) else fake.think
             except Exception as exc:  # noqa: BLE001 - a scripted responder's bug must be visible
                 self._error(500, f"the responder failed: {exc!r}", "server_error")
                 return
-            texts.append(_apply_limits(reply, body))
+            # Reasoning fields exist on chat only: a completions endpoint sends the thinking inline.
+            style = fake.think_style if endpoint == "chat" else "inline"
+            texts.append(_compose(reply, think, style, body))
         with fake._lock:
             fake.log.requests.append(request)
         cutting = fault is not None and fault.kind == "cut"
@@ -340,29 +379,72 @@ class _Handler(BaseHTTPRequestHandler):
         self._framed = not (cutting and fault is not None and fault.clean)
         self._cut_error = fault.error if cutting and fault is not None else None
         prompt_tokens = _count_tokens(prompt)
+        if fault is not None and fault.kind in ("trickle", "endless", "huge", "garbage"):
+            self._hostile(fault, bool(body.get("stream")))
+            return
         if body.get("stream"):
-            self._stream(endpoint, model, texts[0], prompt_tokens, body, cut, cutting)
+            with fake._lock:
+                fake.streams_open += 1
+                fake.max_streams_open = max(fake.max_streams_open, fake.streams_open)
+            try:
+                self._stream(endpoint, model, texts[0], prompt_tokens, body, cut, cutting, number)
+            finally:
+                with fake._lock:
+                    fake.streams_open -= 1
         else:
             self._whole(endpoint, model, texts, prompt_tokens, cutting)
+
+    def _hostile(self, fault: Fault, stream: bool) -> None:
+        """A body no honest server sends: trickled, endless, huge or not JSON."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream" if stream else "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            if fault.kind == "trickle":
+                for byte in b'data: {"choices": []}\n\n' * 1000:
+                    self._chunk(bytes([byte]))
+                    time.sleep(fault.delay)
+            elif fault.kind == "endless":
+                piece = {
+                    "index": 0,
+                    "delta": {"content": "la "},
+                    "text": "la ",
+                    "finish_reason": None,
+                }
+                event = f"data: {json.dumps({'choices': [piece]})}\n\n".encode()
+                filler = b" " * 65536
+                while True:
+                    self._chunk(event if stream else filler)
+            elif fault.kind == "huge":
+                block = b"x" * 65536
+                self._chunk(b'data: {"pad": "' if stream else b'{"pad": "')
+                for _ in range(fault.size // len(block)):
+                    self._chunk(block)
+                self._chunk(b'"}\n\n' if stream else b'"}')
+                self._chunk(b"")
+            else:
+                self._chunk((f"data: {fault.text}\n\n" if stream else fault.text).encode())
+                self._chunk(b"")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def _whole(
         self,
         endpoint: str,
         model: str,
-        texts: list[tuple[str, str]],
+        texts: list[_Reply],
         prompt_tokens: int,
         cutting: bool,
     ) -> None:
         choices = []
-        for i, (text, finish) in enumerate(texts):
+        for i, reply in enumerate(texts):
+            text, finish = reply.text, reply.finish
             if endpoint == "chat":
-                choices.append(
-                    {
-                        "index": i,
-                        "message": {"role": "assistant", "content": text},
-                        "finish_reason": finish,
-                    }
-                )
+                message: dict[str, Any] = {"role": "assistant", "content": text}
+                if reply.field is not None:
+                    message[reply.field] = reply.thinking
+                choices.append({"index": i, "message": message, "finish_reason": finish})
             else:
                 choices.append(
                     {"index": i, "text": text, "finish_reason": finish, "logprobs": None}
@@ -375,8 +457,8 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": choices,
             "usage": {
                 "prompt_tokens": prompt_tokens,
-                "completion_tokens": sum(_count_tokens(t) for t, _ in texts),
-                "total_tokens": prompt_tokens + sum(_count_tokens(t) for t, _ in texts),
+                "completion_tokens": sum(r.tokens for r in texts),
+                "total_tokens": prompt_tokens + sum(r.tokens for r in texts),
             },
         }
         if not cutting:
@@ -394,14 +476,15 @@ class _Handler(BaseHTTPRequestHandler):
         self,
         endpoint: str,
         model: str,
-        text_finish: tuple[str, str],
+        reply: _Reply,
         prompt_tokens: int,
         body: dict[str, Any],
         cut: int | None,
         cutting: bool,
+        number: int,
     ) -> None:
         fake = self.server.fake
-        text, finish = text_finish
+        text, finish = reply.text, reply.finish
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -426,11 +509,11 @@ class _Handler(BaseHTTPRequestHandler):
                 payload["usage"] = usage
             self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
 
-        def choice(piece: str, finish_reason: str | None) -> dict[str, Any]:
+        def choice(piece: str, finish_reason: str | None, field: str = "content") -> dict[str, Any]:
             if endpoint == "chat":
                 return {
                     "index": 0,
-                    "delta": {"content": piece} if piece else {},
+                    "delta": {field: piece} if piece else {},
                     "finish_reason": finish_reason,
                 }
             return {"index": 0, "text": piece, "finish_reason": finish_reason, "logprobs": None}
@@ -446,8 +529,32 @@ class _Handler(BaseHTTPRequestHandler):
                         }
                     ]
                 )
+
+            def interrupted() -> bool:
+                """Another request arrived since this one (llama-cpp-python then ends it)."""
+                if fake.interrupt_streams and fake.request_count > number + 1:
+                    self._chunk(b"data: [DONE]\n\n")
+                    self._chunk(b"")
+                    return True
+                return False
+
+            if reply.field is not None and reply.thinking and endpoint == "chat":
+                for start in range(0, len(reply.thinking), fake.chunk_chars):
+                    if interrupted():
+                        return
+                    event(
+                        [
+                            choice(
+                                reply.thinking[start : start + fake.chunk_chars], None, reply.field
+                            )
+                        ]
+                    )
+                    if fake.chunk_delay:
+                        time.sleep(fake.chunk_delay)
             sent = 0
             for start in range(0, len(text), fake.chunk_chars):
+                if interrupted():
+                    return
                 piece = text[start : start + fake.chunk_chars]
                 if limit is not None and sent + len(piece) > limit:
                     piece = piece[: max(limit - sent, 0)]
@@ -464,7 +571,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             event([choice("", finish)])
             if (body.get("stream_options") or {}).get("include_usage"):
-                completion_tokens = _count_tokens(text)
+                completion_tokens = reply.tokens
                 event(
                     [],
                     {
@@ -501,17 +608,53 @@ def _count_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4) if text else 0
 
 
+@dataclass(frozen=True)
+class _Reply:
+    """One choice as the server sends it: content, thinking in a reasoning `field` (None when the
+    thinking is inline or absent), finish reason and completion tokens (thinking included)."""
+
+    text: str
+    finish: str
+    thinking: str | None = None
+    field: str | None = None
+
+    @property
+    def tokens(self) -> int:
+        return _count_tokens(self.text) + _count_tokens(self.thinking or "")
+
+
+def _compose(answer: str, think: str | None, style: str, body: dict[str, Any]) -> _Reply:
+    """The reply of a (reasoning) model: thinking first, then the answer, within max_tokens."""
+    if not think:
+        return _Reply(*_apply_limits(answer, body))
+    if style == "inline":
+        return _Reply(*_apply_limits(f"<think>\n{think}\n</think>\n\n{answer}", body))
+    if style == "bare":
+        return _Reply(*_apply_limits(f"{think}\n</think>\n\n{answer}", body))
+    max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+    if isinstance(max_tokens, int) and _count_tokens(think) >= max_tokens:
+        return _Reply("", "length", think[: max_tokens * 4], style)
+    rest = dict(body)
+    if isinstance(max_tokens, int):
+        rest["max_tokens"] = max_tokens - _count_tokens(think)
+        rest.pop("max_completion_tokens", None)
+    text, finish = _apply_limits(answer, rest)
+    return _Reply(text, finish, think, style)
+
+
 def _apply_limits(text: str, body: dict[str, Any]) -> tuple[str, str]:
-    """Cut the text at the first stop sequence, then at max_tokens, as a real server does."""
+    """Cut the text at the first stop sequence or at max_tokens, whichever comes first, as a real
+    server does."""
     stops = body.get("stop") or []
     if isinstance(stops, str):
         stops = [stops]
-    cut = min((text.find(s) for s in stops if s and s in text), default=-1)
-    if cut >= 0:
-        return text[:cut], "stop"
     max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
-    if isinstance(max_tokens, int) and _count_tokens(text) > max_tokens:
-        return text[: max_tokens * 4], "length"
+    budget = max_tokens * 4 if isinstance(max_tokens, int) else None
+    cut = min((text.find(s) for s in stops if s and s in text), default=-1)
+    if cut >= 0 and (budget is None or cut <= budget):
+        return text[:cut], "stop"
+    if budget is not None and _count_tokens(text) > max_tokens:  # type: ignore[operator]
+        return text[:budget], "length"
     return text, "stop"
 
 
@@ -681,7 +824,8 @@ def _wrong_call(input_text: str) -> str:
 
 
 def _parse_fault(text: str) -> Fault:
-    """`rate_limit:2` (Retry-After seconds), `server_error:503`, `slow:3.0`, `cut:40`, `drop`."""
+    """`rate_limit:2` (Retry-After seconds), `server_error:503`, `slow:3.0`, `cut:40`, `drop`,
+    `trickle:2.0` (seconds per byte), `endless`, `huge:BYTES`, `garbage:TEXT`."""
     kind, _, arg = text.partition(":")
     if kind == "rate_limit":
         return Fault(kind, retry_after=float(arg) if arg else 1.0)
@@ -691,6 +835,12 @@ def _parse_fault(text: str) -> Fault:
         return Fault(kind, delay=float(arg) if arg else 5.0)
     if kind == "cut":
         return Fault(kind, after_chars=int(arg) if arg else None)
+    if kind == "trickle":
+        return Fault(kind, delay=float(arg) if arg else 2.0)
+    if kind == "huge":
+        return Fault(kind, size=int(arg) if arg else 64 << 20)
+    if kind == "garbage":
+        return Fault(kind, text=arg) if arg else Fault(kind)
     return Fault(kind)
 
 
@@ -722,7 +872,8 @@ def main(argv: list[str] | None = None) -> int:
         "--fault",
         action="append",
         default=[],
-        help="queue a fault for the next request: rate_limit:SECS, server_error:STATUS, slow:SECS, cut:CHARS, drop",
+        help="queue a fault for the next request: rate_limit:SECS, server_error:STATUS, "
+        "slow:SECS, cut:CHARS, drop, trickle:SECS, endless, huge:BYTES, garbage:TEXT",
     )
     parser.add_argument(
         "--fault-every",
@@ -731,6 +882,18 @@ def main(argv: list[str] | None = None) -> int:
         help="apply --fault-kind to every Nth request (0: never)",
     )
     parser.add_argument("--fault-kind", default="server_error", help="fault used by --fault-every")
+    parser.add_argument(
+        "--max-choices",
+        type=int,
+        help="answer at most this many choices (1: ignore n, as llama.cpp)",
+    )
+    parser.add_argument(
+        "--interrupt-streams",
+        action="store_true",
+        help="end a running stream ([DONE], no finish_reason) when another request arrives",
+    )
+    parser.add_argument("--think", help="thinking text a reasoning model writes before each answer")
+    parser.add_argument("--think-style", choices=THINK_STYLES, default="reasoning_content")
     args = parser.parse_args(argv)
 
     if args.mode == "constant":
@@ -753,6 +916,10 @@ def main(argv: list[str] | None = None) -> int:
         api_key=args.key,
         faults=faults,
         fault_for=fault_for,
+        max_choices=args.max_choices,
+        interrupt_streams=args.interrupt_streams,
+        think=args.think,
+        think_style=args.think_style,
         port=args.port,
     )
     stop = threading.Event()

@@ -20,11 +20,13 @@ from cruxtui.core.sandbox.pool import Sandbox
 from cruxtui.core.trace import numsteps
 from cruxtui.tui import scored_set, step_counts, textual_fixes
 from cruxtui.tui.columns import Column
+from cruxtui.tui.insights_commands import InsightsCommands
 from cruxtui.tui.messages import (
     BrowseChanged,
     ClearStepFilter,
     CountSteps,
     FilterSteps,
+    OpenInsights,
     OpenSample,
     ScoredSetReady,
     SetColumn,
@@ -45,7 +47,7 @@ textual_fixes.apply()
 class CruxApp(ReportsTaskErrors, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it
     TITLE = "cruxtui"
-    COMMANDS = App.COMMANDS | {StepCommands, SampleCommands}
+    COMMANDS = App.COMMANDS | {StepCommands, SampleCommands, InsightsCommands}
     BINDINGS = [
         Binding("f1,question_mark", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
@@ -241,6 +243,23 @@ class CruxApp(ReportsTaskErrors, App[int]):
 
         if not isinstance(self.screen, CasesScreen):
             self.push_screen(CasesScreen(self.state))
+
+    def action_insights(self) -> None:
+        """Insights on the scored set (else the newest run): where the model fails."""
+        self.open_insights()
+
+    def on_open_insights(self, message: OpenInsights) -> None:
+        self.open_insights(message.source, message.against, message.by or "method")
+
+    def open_insights(
+        self, source: str | None = None, against: str | None = None, by: str = "method"
+    ) -> None:
+        """The Insights screen (replacing one already on top, so the choice is the new one)."""
+        from cruxtui.tui.screens.insights_screen import InsightsScreen
+
+        if isinstance(self.screen, InsightsScreen):
+            self.pop_screen()
+        self.push_screen(InsightsScreen(self.state, source, against, by))
 
     def action_help(self) -> None:
         from cruxtui.tui.screens.help_screen import HelpScreen

@@ -20,6 +20,7 @@ from cruxtui.core.data.dataset import Sample
 from cruxtui.tui.columns import Column
 
 if TYPE_CHECKING:
+    from cruxtui.core.insights.slices import Slice
     from cruxtui.core.perturb import Rejection, TransformSpec, Variant
     from cruxtui.core.reasoning.alignment import Alignment
     from cruxtui.core.scoring.scored_file import ScoredSet
@@ -33,6 +34,17 @@ class OpenSample(Message):
     def __init__(self, sample_id: str) -> None:
         super().__init__()
         self.sample_id = sample_id
+
+
+class OpenInsights(Message):
+    """Show the Insights screen: slices of `source` (the scored set, a run id, or None for the
+    scored set else the newest run) by `by`, against the run `against` if given."""
+
+    def __init__(self, source: str | None = None, against: str | None = None, by: str = "") -> None:
+        super().__init__()
+        self.source = source
+        self.against = against
+        self.by = by
 
 
 class SetColumn(Message):
@@ -101,6 +113,15 @@ class StepCountsReady(Message):
         super().__init__()
         self.counts = counts
         self.then = then
+
+
+class SliceReady(Message):
+    """The Insights screen's slice is computed, or (`problem`) could not be."""
+
+    def __init__(self, slice_: Slice | None, problem: str = "") -> None:
+        super().__init__()
+        self.slice = slice_
+        self.problem = problem
 
 
 class TraceReady(Message):

@@ -81,6 +81,8 @@ PLACEHOLDERS: dict[str, Callable[[Context], str]] = {
     "RUN": lambda ctx: ctx.run_ids()[0],  # a stored run
     "RUN_A": lambda ctx: ctx.run_ids()[0],
     "RUN_B": lambda ctx: ctx.run_ids()[-1],
+    "DIRECT_RUN": lambda ctx: ctx.run_ids()[0],  # docs/insights.md: SETUP runs direct, then CoT
+    "COT_RUN": lambda ctx: ctx.run_ids()[-1],
     "T": lambda ctx: "talk",  # `--tag T`: a tag the gallery uses
     "8000": lambda ctx: "0",  # `--port 8000`: any free port
     "cruxeval.jsonl": lambda ctx: ctx.env["CRUXTUI_DATASET"],  # the benchmark file
@@ -112,6 +114,12 @@ FILES: dict[str, Callable[[Context], str]] = {
 """Files the docs' commands read, written into each doc's working directory first."""
 
 SETUP: dict[str, list[str]] = {
+    "docs/guide.md": ["cruxtui runs --import generations.json --task output --name codellama-7b"],
+    "docs/insights.md": [
+        # a direct and a CoT run of the local server over every sample, to slice and compare
+        f"cruxtui run --base-url {SERVER_URL} --model fake-model --mode direct -n 2",
+        f"cruxtui run --base-url {SERVER_URL} --model fake-model --mode cot -n 2",
+    ],
     "docs/cases.md": [
         # a run with failures for `cases from-run RUN` (the local server answers wrongly)
         f"cruxtui run --base-url {SERVER_URL} --model fake-model --mode cot -n 2"

@@ -102,7 +102,7 @@ async def test_complete_returns_n_completions_with_usage(server: FakeOpenAI, api
 async def test_stream_yields_chunks_and_stats(server: FakeOpenAI, api: str) -> None:
     b = backend(server, api)
     stream = b.stream(prompt_for(api), SamplingParams(n=1))
-    chunks = [c async for c in stream]
+    chunks = [c.text async for c in stream]
     await b.aclose()
     assert len(chunks) > 3  # really streamed, in pieces
     assert "".join(chunks) == "[ANSWER]\nassert f(21) == 42\n"
@@ -131,14 +131,32 @@ async def test_params_stop_overrides_the_prompts_and_max_tokens_cuts(server: Fak
     await b.aclose()
 
 
-async def test_a_server_that_ignores_n_is_asked_again() -> None:
-    """llama.cpp answers one choice whatever n says: the backend asks again for the rest."""
+async def test_a_server_that_ignores_n_is_asked_again_one_by_one_with_distinct_seeds() -> None:
+    """llama.cpp answers one choice whatever n says: the backend asks for each of the rest on
+    its own, with seed + k, so no two generations are one sample repeated."""
     with FakeOpenAI(constant(ANSWER), max_choices=1) as srv:
         b = backend(srv)
-        results = await b.complete(prompt_for("chat"), SamplingParams(n=3))
+        results = await b.complete(prompt_for("chat"), SamplingParams(n=3, seed=7))
         await b.aclose()
     assert len(results) == 3 and all(c.text.startswith("[ANSWER]") for c in results)
-    assert [r.body["n"] for r in srv.log.requests] == [3, 2, 1]
+    assert [r.body["n"] for r in srv.log.requests] == [3, 1, 1]
+    assert [r.body["seed"] for r in srv.log.requests] == [7, 8, 9]
+    assert [c.seed for c in results] == [7, 8, 9]
+    assert results[0].obtained == "choice 0 of a request for n=3"
+    assert all("fewer choices" in c.obtained for c in results[1:])
+
+
+async def test_a_server_that_honours_n_is_asked_once_and_extra_choices_are_dropped() -> None:
+    with FakeOpenAI(constant(ANSWER)) as srv:
+        b = backend(srv)
+        results = await b.complete(prompt_for("chat"), SamplingParams(n=2, seed=3))
+        await b.aclose()
+    assert [r.body["n"] for r in srv.log.requests] == [2]
+    assert [c.obtained for c in results] == [
+        "choice 0 of a request for n=2",
+        "choice 1 of a request for n=2",
+    ]
+    assert [c.seed for c in results] == [3, 3]
 
 
 async def test_newer_openai_models_get_max_completion_tokens() -> None:

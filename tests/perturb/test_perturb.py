@@ -32,6 +32,7 @@ from cruxtui.core.perturb import (
     apply_chain,
     make_variant,
     parse_spec,
+    transforms_in,
     verify,
 )
 from cruxtui.core.perturb.diff import side_by_side, unified
@@ -81,6 +82,22 @@ def test_every_variant_of_every_sample_parses_and_changes_something(
             assert (a.subject.code, a.subject.input) != (a.parent.code, a.parent.input), a.id
     # renaming by anonymizing applies to every sample (each has at least one parameter)
     assert len(all_variants["rename:anonymize"]) == len(official)
+
+
+def test_variant_ids_read_back_into_their_transforms(
+    official: Dataset, all_variants: dict[str, list[Applied]]
+) -> None:
+    """What `cruxtui stats --by transform` relies on, for every variant of every sample, seeded
+    or not, chained, and with an explicit rename mapping."""
+    for applied in all_variants.values():
+        for a in applied:
+            assert transforms_in(a.id) == tuple(step.spec.name for step in a.steps), a.id
+    specs = ["rename:shuffle", "flip-compare", "rename:anonymize", "rename:x1=y"]
+    chained = apply_chain(official["sample_2"], [parse_spec(s, 4) for s in specs])
+    assert chained.id == "sample_2~shuffle-s4~flip-compare~anon~rename-x1=y"
+    assert transforms_in(chained.id) == ("rename", "flip-compare", "rename", "rename")
+    assert transforms_in("sample_3") == ()
+    assert transforms_in("sample_3~made-up") == ("made-up",)
 
 
 def test_behaviour_preserving_variants_keep_the_output_on_all_samples(

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from cruxtui.core.reasoning.alignment import CONSISTENT, CONTRADICTED, align_text
-from cruxtui.core.reasoning.chain_parse import BINDING, CONDITION, RETURN, parse_chain
-from cruxtui.core.reasoning.safe_eval import evaluate_condition
+from cruxtui.core.reasoning.alignment import CONSISTENT, CONTRADICTED, UNVERIFIABLE, align_text
+from cruxtui.core.reasoning.chain_parse import parse_chain
+from cruxtui.core.reasoning.claim_types import BINDING, CONDITION, RETURN
 from cruxtui.core.sandbox.jobs import tracer
 from cruxtui.core.trace.steps import from_wire
 from tests.conftest import CRUXEVAL_JSONL, REPO
@@ -84,12 +84,18 @@ def test_wrong_concatenation_reports_true_value() -> None:
 
 
 def test_conservative_on_non_claims() -> None:
-    """Lengths, method results and hypotheticals are not bindings of the variable."""
-    chain = """The length of text is 2 and text has 2 characters.
+    """Lengths, method results and hypotheticals are not bindings of the variable; a length
+    stated for a variable is a claim about `len(...)`, judged as such."""
+    chain = """The length of text is 6 and text has 6 characters.
 If the prefix were 'x', text would stay 'banana'. text.find('z') returns -1.
 The function returns 'nan'."""
-    result = align_text(chain, run(PREFIX, "f('banana', 'ba')"))
+    tr = run(PREFIX, "f('banana', 'ba')")
+    result = align_text(chain, tr)
     assert result.first_divergence is None
+    assert not any(j.claim.kind == BINDING and j.claim.name == "text" for j in result.judgements)
+    wrong = align_text(chain.replace("has 6 characters", "has 2 characters"), tr)
+    assert wrong.first_divergence is not None
+    assert wrong.first_divergence.claim.name == "len(text)"
 
 
 def test_scratchpad_parsed_exactly() -> None:
@@ -128,11 +134,19 @@ def test_scratchpad_grammar_errors_are_reported() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "truth"),
-    [("6173 < 1000", False), ("'a' in 'abc'", True), ("not 3 == 3", False), ("x < 3", None)],
+    ("text", "verdict"),
+    [
+        ("Here 6173 < 1000 is False.", CONSISTENT),
+        ("Here 'a' in 'abc' is False.", CONTRADICTED),
+        ("Here not 3 == 3 is False.", CONSISTENT),
+        ("Here x < 3 is True.", UNVERIFIABLE),  # x is not a variable of f
+    ],
 )
-def test_conditions_with_values_written_in(text: str, truth: bool | None) -> None:
-    assert evaluate_condition(text) is truth
+def test_conditions_with_values_written_in(text: str, verdict: str) -> None:
+    """A condition with the values written in is judged by evaluating it (in the sandbox)."""
+    result = align_text(text, run("def f(s):\n    return s", "f('a')"))
+    got = [j.verdict for j in result.judgements if j.claim.kind == CONDITION]
+    assert got == [verdict]
 
 
 def test_cli_json_shape(tmp_path, official) -> None:  # noqa: ANN001
@@ -256,11 +270,18 @@ def test_condition_named_by_the_code_and_closed_expressions() -> None:
     assert align_text("isinstance([], list) -> False", tr).first_divergence.true_value == "True"
 
 
-def test_evaluator_refuses_what_it_should_not_run() -> None:
-    assert evaluate_condition("'a' * 10 ** 9 == ''") is None  # size guard
-    assert evaluate_condition("__import__('os').system('true')") is None
-    assert evaluate_condition("[1, 2, 3][5] == 1") is None  # IndexError: cannot tell
-    assert evaluate_condition("'Boolean'.isalpha() and [46, 47][0] % 2 == 0") is True
+def test_claimed_expressions_run_in_the_sandbox_with_limits() -> None:
+    """Expressions from a chain are untrusted: a huge one, one reaching for the OS, one that
+    fails, each costs only its own answer (unverifiable), and the good one is still judged."""
+    tr = run("def f(s):\n    return s", "f('ab')")
+    chain = (
+        "Here `'a' * 10 ** 10 == ''` is False. `__import__('os').system('true')` returns 0. "
+        "`[1, 2, 3][5]` is 1. `s.upper()` gives 'AB'."
+    )
+    result = align_text(chain, tr)
+    verdicts = {j.claim.text.split("`")[0] or j.claim.text: j.verdict for j in result.judgements}
+    assert result.first_divergence is None, result.first_divergence
+    assert [j.verdict for j in result.judgements][-1] == CONSISTENT, verdicts
 
 
 def test_faithful_scratchpads_of_all_samples_agree(official) -> None:  # noqa: ANN001

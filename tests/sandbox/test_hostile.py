@@ -29,14 +29,24 @@ OUTPUT_CASES = [
     ("bytearray(2**40)", "memory", "out of memory"),
     ("__import__('os').fork()", "exception", "blocked by the cruxtui sandbox: os.fork"),
     ("__import__('posix').system('touch ' + STRAY)", "exception", "os.system"),
-    ("__import__('subprocess').run(['touch', STRAY])", "exception", "blocked"),
+    # As root the private uid cannot read an interpreter installed under /root, and the worker no
+    # longer loads subprocess: the import itself fails. Either way nothing runs.
+    (
+        "__import__('subprocess').run(['touch', STRAY])",
+        "exception",
+        ("blocked", "No module named 'subprocess'"),
+    ),
     ("open(STRAY, 'w').write('pwned')", "exception", "for writing"),
     ("__import__('os').environ['CRUXTUI_HOSTILE_SECRET']", "exception", "KeyError"),
     ("__import__('os').environ.get('CRUXTUI_HOSTILE_SECRET')", "wrong", "got None"),
     ("__import__('sys').exit(0)", "exception", "SystemExit"),
     ("__import__('os')._exit(0)", "crashed", "without a result"),
     ("(_ for _ in ()).throw(KeyboardInterrupt)", "exception", "KeyboardInterrupt"),
-    ("__import__('ctypes').string_at(0)", "exception", "blocked by the cruxtui sandbox: ctypes"),
+    (
+        "__import__('ctypes').string_at(0)",
+        "exception",
+        ("blocked by the cruxtui sandbox", "import of ctypes halted"),
+    ),
     ("__import__('faulthandler')._sigsegv()", "crashed", "SIGSEGV"),
     ("__import__('os').kill(__import__('os').getppid(), 9)", "exception", "os.kill"),
     ("__import__('os').killpg(0, 9)", "exception", "os.killpg"),
@@ -102,13 +112,14 @@ def _children_of(pids: list[int]) -> list[int]:
     ("prediction", "kind", "reason"), OUTPUT_CASES, ids=[c[0][:40] for c in OUTPUT_CASES]
 )
 def test_hostile_output_prediction_fails_safely(
-    box: Sandbox, prediction: str, kind: object, reason: str
+    box: Sandbox, prediction: str, kind: object, reason: str | tuple[str, ...]
 ) -> None:
     prediction = prediction.replace("STRAY", repr(str(STRAY)))
     verdict = check(SAMPLE, "output", prediction, box)
     assert not verdict.passed
     assert verdict.kind in (kind if isinstance(kind, tuple) else (kind,)), verdict
-    assert reason in verdict.reason, verdict
+    reasons = reason if isinstance(reason, tuple) else (reason,)
+    assert any(r in verdict.reason for r in reasons), verdict
     assert SECRET not in verdict.reason and SECRET not in (verdict.produced or "")
     assert not STRAY.exists()
     if sys.platform == "linux":

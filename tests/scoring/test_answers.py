@@ -222,3 +222,31 @@ def test_real_codellama_generations_round_trip(
             assert extract(wrapped, "output").answer == answer
     assert total == 8000
     assert parsed >= 7800  # 165 of the 8000 are cut off mid-string by the token limit
+
+
+def test_an_assertion_about_a_helper_is_no_output_answer() -> None:
+    """Seen from SmolLM2: an assert about a list the model built is not an answer about f."""
+    raw = (
+        "def g(x):\n    return [c for c in x if c]\nassert len([c for c in 'ab' if c == 'z']) == 0"
+    )
+    got = extract(raw, "output")
+    assert got.answer is None and "not about f(...)" in got.reason
+    # An assertion about f earlier in the text is still found.
+    both = "assert f('ab') == 'ba'\nand also\nassert len([]) == 0"
+    assert extract(both, "output").answer == "'ba'"
+    assert extract("f(1) == 2", "output").answer == "2"
+    assert extract("g(1) == 2", "output").answer is None
+
+
+def test_a_closing_fence_is_never_paired_with_the_next_opening_one() -> None:
+    """An unknown language tag made the old pattern start a block at the closing fence, so the
+    prose between two blocks was read as code."""
+    raw = (
+        "```text\nsome notes\n```\n"
+        "assert f(1) == 'prose, not code'\n"
+        "```python\nassert f(1) == 3\n```\n"
+    )
+    got = extract(raw, "output")
+    assert got.answer == "3" and "code fence" in got.reason
+    unterminated = "Here:\n```python\nassert f(2) == [1]\n"
+    assert extract(unterminated, "output").answer == "[1]"

@@ -168,3 +168,74 @@ def test_snapshot(snap_compare) -> None:  # noqa: ANN001
         await wait_for(pilot, lambda: screen.index > 0, what="the divergence")
 
     assert snap_compare(_TraceApp(), terminal_size=(120, 32), run_before=run_before)
+
+
+EXPRESSIONS = """We start with s = 'aba': len(s) is 3 and s[1] is 'b'.
+In the first iteration ch == 'a' is True, so count becomes 1.
+In the second iteration ch == 'a' is False and count stays 1.
+Then s.count('a') gives 3, so the function returns 3."""
+
+
+async def test_expression_claims_show_the_value_the_program_computed() -> None:
+    app = _TraceApp()
+    async with app.run_test(size=(120, 32)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TraceScreen)
+        view = await aligned(pilot, screen.show_reasoning(EXPRESSIONS, "test"))
+        first = str(screen.query_one("#reasoning-step-0").render())
+        assert "len(s) -> 3" in first and "= 3 in the run" in first
+        assert "s[1] -> 'b'" in first and "= 'b' in the run" in first
+        last = str(screen.query_one("#reasoning-step-3").render())
+        assert "s.count('a') -> 3" in last and "true: 2" in last
+        assert view.alignment is not None and view.alignment.first_divergence is not None
+        assert view.alignment.first_divergence.claim.name == "s.count('a')"
+
+
+async def test_m_turns_model_extraction_on_and_off(monkeypatch) -> None:  # noqa: ANN001
+    import json
+
+    from cruxtui.testing.fake_openai import FakeOpenAI
+
+    chain = "The loop sees 'a' twice, which is 3 times in all."
+    reply = json.dumps([{"sentence": "which is 3 times", "subject": "s.count('a')", "value": "3"}])
+    monkeypatch.delenv("CRUXTUI_EXTRACT_WITH", raising=False)
+    monkeypatch.setenv("CRUXTUI_CONFIG_DIR", "/nonexistent-cruxtui-config")
+    app = _TraceApp()
+    async with app.run_test(size=(120, 32)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TraceScreen)
+        view = await aligned(pilot, screen.show_reasoning(chain, "test"))
+        assert view.alignment is not None and view.alignment.first_divergence is None
+        view.focus()
+        await pilot.press("m")  # no endpoint anywhere: a warning, nothing changes
+        assert view.extract_with is None
+        with FakeOpenAI(lambda _r: reply) as server:
+            monkeypatch.setenv("CRUXTUI_EXTRACT_WITH", server.url)
+            await pilot.press("m")
+            await wait_for(
+                pilot,
+                lambda: view.alignment is not None and view.alignment.first_divergence is not None,
+                what="the model's claim judged",
+            )
+        div = view.alignment.first_divergence
+        assert div.claim.source == "model" and div.true_value == "2"
+        assert "[model]" in str(screen.query_one(f"#reasoning-step-{div.step}").render())
+        await pilot.press("m")
+        await wait_for(
+            pilot,
+            lambda: view.alignment is not None and view.alignment.first_divergence is None,
+            what="the text-only alignment",
+        )
+
+
+def test_snapshot_expression_claims(snap_compare) -> None:  # noqa: ANN001
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await pilot.pause()
+        screen = pilot.app.screen
+        await aligned(pilot, screen.show_reasoning(EXPRESSIONS, "pasted"))
+        await pilot.press("d")
+        await wait_for(pilot, lambda: screen.index > 0, what="the divergence")
+
+    assert snap_compare(_TraceApp(), terminal_size=(120, 32), run_before=run_before)

@@ -33,7 +33,10 @@ def starter() -> Dataset:
 @pytest.fixture
 def server(starter: Dataset):
     with FakeOpenAI(
-        CruxevalResponder(starter.samples, "mixed"), chunk_chars=4, chunk_delay=0.01
+        # 50 ms between chunks: a stream lasts long enough to be seen streaming on a busy machine.
+        CruxevalResponder(starter.samples, "mixed"),
+        chunk_chars=4,
+        chunk_delay=0.05,
     ) as srv:
         yield srv
 

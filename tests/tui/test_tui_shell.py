@@ -145,9 +145,17 @@ async def test_quit_cleanly(official: Dataset) -> None:
     assert app.return_code in (0, None)
 
 
-@pytest.mark.parametrize("keys", [(), ("enter",), ("f1",)], ids=["browse", "sample", "help"])
-def test_snapshots(snap_compare, official: Dataset, keys: tuple[str, ...]) -> None:
-    assert snap_compare(CruxApp(official), terminal_size=SIZE, press=list(keys))
+@pytest.mark.parametrize(
+    ("keys", "screen"),
+    [((), BrowseScreen), (("enter",), SampleScreen), (("f1",), HelpScreen)],
+    ids=["browse", "sample", "help"],
+)
+def test_snapshots(snap_compare, official: Dataset, keys: tuple[str, ...], screen: type) -> None:
+    async def run_before(pilot) -> None:  # noqa: ANN001
+        await pilot.press(*keys)
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, screen), what=screen.__name__)
+
+    assert snap_compare(CruxApp(official), terminal_size=SIZE, run_before=run_before)
 
 
 def test_snapshot_80x24(snap_compare, official: Dataset) -> None:

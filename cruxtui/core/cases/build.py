@@ -68,7 +68,7 @@ def first_divergence(raw: str, trace: Trace | None) -> dict[str, Any] | None:
     line = _divergence_line(judgement, trace)
     if line is not None:
         div["line"] = line
-    return div
+    return dict(div)
 
 
 def _divergence_line(judgement: Judgement, trace: Trace) -> int | None:
@@ -88,8 +88,8 @@ def _divergence_line(judgement: Judgement, trace: Trace) -> int | None:
             if s.index < index and s.depth == step.depth and s.event == "line"
         ]
         if before:
-            return before[-1].line
-    return step.line
+            return int(before[-1].line)
+    return int(step.line)
 
 
 def build_case(
@@ -115,13 +115,17 @@ def build_case(
     if mode in REASONING_MODES:
         failing = next((g for g in generations if not g.passed), None)
         if failing is not None:
-            text = failing.raw
+            from cruxtui.core.models.thinking import chain_of_thought
+
             prefix = (
                 prompt.get("response_prefix", "")
                 if isinstance(prompt, dict)
                 else getattr(prompt, "response_prefix", "")
             )
-            divergence = first_divergence(prefix + text, tr)
+            # A reasoning model's thinking is its chain of thought: aligned with the answer text.
+            divergence = first_divergence(
+                chain_of_thought(failing.reasoning, prefix + failing.raw), tr
+            )
     return FailureCase(
         sample_id=sample.id,
         code=sample.code,

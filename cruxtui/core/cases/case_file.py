@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from cruxtui import __version__
-from cruxtui.core.data.textfile import UnreadableFile, read_text
+from cruxtui.core.data.textfile import UnreadableFile, json_value_problem, read_text
 from cruxtui.core.runs.store import CASE_FIELDS, Generation
-from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.core.util.atomic import write_shared_text
 from cruxtui.core.util.natural import natural_key
 
 SCHEMA_VERSION = 1
@@ -180,7 +180,14 @@ class FailureCase:
             for f in fields(self)
             if f.name not in ("extra", "path", "generations")
         }
-        data["generations"] = [{k: getattr(g, k) for k in CASE_FIELDS} for g in self.generations]
+        data["generations"] = [
+            {
+                k: getattr(g, k)
+                for k in CASE_FIELDS
+                if not (k in _OMIT_WHEN_NONE and getattr(g, k) is None)
+            }
+            for g in self.generations
+        ]
         return {**self.extra, **data}
 
     def dumps(self) -> str:
@@ -207,6 +214,11 @@ def prompt_json(prompt: Any) -> dict[str, Any]:
         "stop": list(prompt.stop),
         "response_prefix": prompt.response_prefix,
     }
+
+
+_OMIT_WHEN_NONE = frozenset({"reasoning"})
+"""Generation fields added after the first release: left out when empty, so older files stay as
+written."""
 
 
 def _plain(value: Any) -> Any:
@@ -406,6 +418,7 @@ class _Reader:
             reason=self.get(g, "reason", (str,), w),
             produced=self.get(g, "produced", (str, _NONE), w, None),
             extraction_error=self.get(g, "extraction_error", (str, _NONE), w, None),
+            reasoning=self.get(g, "reasoning", (str, _NONE), w, None),
         )
 
     def _trace(self, t: dict[str, Any]) -> TraceSummary:
@@ -459,7 +472,7 @@ def load_case(path: str | os.PathLike[str]) -> FailureCase:
     except RecursionError:
         raise CaseError(p, "not a case file (JSON nested too deeply)") from None
     except ValueError as exc:  # e.g. an integer longer than Python converts
-        raise CaseError(p, f"not usable JSON ({exc})") from None
+        raise CaseError(p, f"not usable JSON ({json_value_problem(exc)})") from None
     case = FailureCase.from_json(data, p)
     case.path = p
     return case
@@ -475,7 +488,7 @@ def save_case(case: FailureCase, folder: str | os.PathLike[str] | None = None) -
         if case.path is not None and folder is None
         else case_path(case, cases_dir(folder))
     )
-    atomic_write_text(target, case.dumps())
+    write_shared_text(target, case.dumps())
     case.path = target
     return target
 

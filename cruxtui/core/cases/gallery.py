@@ -147,62 +147,107 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 def _md_inline(text: str) -> str:
-    ticks = "``" if "`" in text else "`"
+    """A code span: its content is never Markdown nor HTML, whatever it holds (the delimiter is
+    a backtick run longer than any inside; line breaks become spaces)."""
+    text = " ".join(text.splitlines())
+    run, best = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        best = max(best, run)
+    ticks = "`" * (best + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+_MD_SPECIAL = frozenset("\\`*_[]|~")
+"""What can start markup in the middle of a line (links need `[`, images `![`)."""
+
+
+def _md_text(text: object) -> str:
+    """Untrusted text as Markdown that shows exactly that text: no markup, no raw HTML, one line
+    (`<`, `>`, `&` as entities; Markdown punctuation backslash-escaped)."""
+    out = []
+    for ch in str(text):
+        if ch == "&":
+            out.append("&amp;")
+        elif ch == "<":
+            out.append("&lt;")
+        elif ch == ">":
+            out.append("&gt;")
+        elif ch in "\r\n\x0b\x0c\x85\u2028\u2029":
+            out.append(" ")
+        elif ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _md_line(text: str) -> str:
+    """`_md_text` for text that starts a line: a leading `#`, `-`, `+`, `=` or `1.` would make
+    a heading, a list or a rule of it."""
+    escaped = _md_text(text)
+    stripped = escaped.lstrip(" ")
+    lead = escaped[: len(escaped) - len(stripped)]
+    digits = len(stripped) - len(stripped.lstrip("0123456789"))
+    if stripped[:1] in ("#", "-", "+", "=", ">"):
+        return f"{lead}\\{stripped}"
+    if digits and stripped[digits : digits + 1] in (".", ")"):
+        return f"{lead}{stripped[:digits]}\\{stripped[digits:]}"
+    return escaped
 
 
 def export_markdown(cases: Sequence[FailureCase], title: str = "cruxtui failure gallery") -> str:
     groups = group_by_tag(cases)
     out = [
-        f"# {title}",
+        f"# {_md_text(title)}",
         "",
         f"{len(cases)} case(s), grouped by first tag. "
         "In the reasoning, ⟪…⟫ marks the first claim that contradicts the real execution.",
         "",
     ]
     for tag, members in groups:
-        out.append(f"- [{tag}](#{_anchor('tag-' + tag)}) ({len(members)})")
+        out.append(f"- [{_md_text(tag)}](#{_anchor('tag-' + tag)}) ({len(members)})")
     for tag, members in groups:
-        out += ["", f'<a id="{_anchor("tag-" + tag)}"></a>', f"## {tag}", ""]
+        out += ["", f'<a id="{_anchor("tag-" + tag)}"></a>', f"## {_md_text(tag)}", ""]
         for case in members:
             out += _md_case(case)
     return "\n".join(out).rstrip() + "\n"
 
 
 def _md_case(case: FailureCase) -> list[str]:
-    out = [f"### {case.name}", ""]
+    out = [f"### {_md_text(case.name)}", ""]
     out.append(
-        f"- **Sample:** {_md_inline(case.sample_id)} · task **{case.task}** · mode "
-        f"**{case.mode}** (template {case.template_version})"
+        f"- **Sample:** {_md_inline(case.sample_id)} · task **{_md_text(case.task)}** · mode "
+        f"**{_md_text(case.mode)}** (template {_md_text(case.template_version)})"
     )
-    out.append(f"- **Model:** {model_line(case)}")
-    out.append(f"- **Failed:** {case.failures} of {len(case.generations)} response(s)")
+    out.append(f"- **Model:** {_md_text(model_line(case))}")
+    out.append(f"- **Failed:** {_md_text(case.failures)} of {len(case.generations)} response(s)")
     if case.tags:
         out.append("- **Tags:** " + ", ".join(_md_inline(t) for t in case.tags))
     if case.perturbations:
-        chain = " → ".join(_chain_step(p) for p in case.perturbations)
+        chain = " → ".join(_md_text(_chain_step(p)) for p in case.perturbations)
         out.append(f"- **Variant of** {_md_inline(case.base_sample_id)}: {chain}")
     if case.trace is not None:
         t = case.trace
         end = t.return_repr if t.exception is None else f"raises {t.exception}"
         out.append(f"- **Real execution:** {t.steps} steps, returns {_md_inline(str(end))}")
     if case.note:
-        out += ["", *(f"> {line}" for line in case.note.splitlines())]
+        out += ["", *(f"> {_md_line(line)}" for line in case.note.splitlines())]
     out += ["", _fence(case.code, "python"), "", "**Truth:** " + _md_inline(truth_line(case)), ""]
     out += ["| answer | count | verdict |", "|---|---:|---|"]
     for answer, count, _passed, verdict in answer_counts(case):
         cell = _md_inline(answer) if answer else "*(none extracted)*"
-        out.append(f"| {_md_cell(cell)} | {count} | {_md_cell(verdict)} |")
+        out.append(f"| {_md_cell(cell)} | {count} | {_md_text(verdict)} |")
     gi = shown_generation(case)
     if gi is not None:
-        raw = case.generations[gi].raw
+        raw = case.generations[gi].chain
         div = Divergence.of(case.first_divergence)
         parts = split_at_claim(raw, div.claim) if div else None
         shown = f"{parts[0]}⟪{parts[1]}⟫{parts[2]}" if parts else raw
         out += ["", f"**Reasoning** (response {gi + 1}):", "", _fence(shown or "(empty)", "text")]
         if div:
-            out += ["", f"**{div.sentence()}**"]
+            out += ["", f"**{_md_text(div.sentence())}**"]
     out.append("")
     return out
 
@@ -339,7 +384,7 @@ def _html_case(case: FailureCase, formatter: HtmlFormatter[str]) -> str:
     reasoning = ""
     gi = shown_generation(case)
     if gi is not None:
-        raw = case.generations[gi].raw
+        raw = case.generations[gi].chain
         parts = split_at_claim(raw, div.claim) if div else None
         if parts:
             title = esc(div.sentence()) if div else ""

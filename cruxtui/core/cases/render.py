@@ -79,7 +79,7 @@ def reasoning_text(case: FailureCase) -> Text:
     gi = shown_generation(case)
     if gi is None:
         return Text("(no responses recorded)", style="dim")
-    raw = case.generations[gi].raw
+    raw = case.generations[gi].chain
     div = Divergence.of(case.first_divergence)
     parts = split_at_claim(raw, div.claim) if div else None
     text = Text()

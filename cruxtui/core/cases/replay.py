@@ -46,6 +46,9 @@ class Attempt:
     passed: bool
     kind: str
     reason: str
+    reasoning: str | None = None
+    """The model's thinking in this replay (never where the answer is taken from)."""
+    seed: int | None = None
 
 
 @dataclass
@@ -168,16 +171,21 @@ async def replay_case(
         min_rate=min_rate,
     )
     prompt = case_prompt(case)
-    texts: list[str | BaseException]
+    texts: list[Any]
     if backend is None and target.backend == "replay":
+        from cruxtui.core.models.backend import Completion
+
         texts = (
-            [case.generations[i % len(case.generations)].raw for i in range(n)]
+            [
+                Completion(text=g.raw, reasoning=g.reasoning)
+                for g in (case.generations[i % len(case.generations)] for i in range(n))
+            ]
             if case.generations
             else [RuntimeError("the case has no recorded responses")]
         )
-        for i, raw in enumerate(texts):
-            if on_chunk and isinstance(raw, str):
-                on_chunk(i, raw)
+        for i, item in enumerate(texts):
+            if on_chunk and not isinstance(item, BaseException):
+                on_chunk(i, item.text)
     else:
         own = backend is None
         try:
@@ -250,7 +258,9 @@ def _same_url(a: str, b: str) -> bool:
 
 async def _request(
     case: FailureCase, prompt: Any, n: int, on_chunk: ChunkHook | None, backend: Any
-) -> list[str | BaseException]:
+) -> list[Any]:
+    """n completions (or the exception a request ended with), each sampled on its own: a backend
+    that supports `n` emulates it honestly (seed + k) when its server returns fewer choices."""
     from cruxtui.core.models.backend import SamplingParams
     from cruxtui.core.models.generate import generate_one
 
@@ -264,18 +274,19 @@ async def _request(
         stop=tuple(s.stop) if s.stop else None,
     )
     if on_chunk is None and getattr(backend, "supports_n", False):
-        return [c.text for c in await backend.complete(prompt, params)][:n]
-    results: list[str | BaseException] = []
+        return list(await backend.complete(prompt, params))[:n]
+    results: list[Any] = []
     for i in range(n):
         # Separate requests with one fixed seed would all return the same text: seed + i, as the
         # runner does for its single requests.
         one = replace(params, n=1, seed=None if s.seed is None else s.seed + i)
         try:
             if on_chunk is None:
-                results += [c.text for c in await backend.complete(prompt, one)]
+                results += list(await backend.complete(prompt, one))[:1]
             else:
-                done = await generate_one(backend, prompt, one, functools.partial(on_chunk, i))
-                results.append(done.text)
+                results.append(
+                    await generate_one(backend, prompt, one, functools.partial(on_chunk, i))
+                )
         except Exception as exc:  # noqa: BLE001
             results.append(exc)
             if getattr(exc, "fatal", False):
@@ -284,15 +295,17 @@ async def _request(
 
 
 async def _judge(
-    case: FailureCase, prompt: Any, sample: Sample, raw: str, scorer: Scorer
+    case: FailureCase, prompt: Any, sample: Sample, completion: Any, scorer: Scorer
 ) -> Attempt:
     from cruxtui.core.scoring.answers import extract
 
+    raw = completion.text
+    extra = {"reasoning": completion.reasoning, "seed": getattr(completion, "seed", None)}
     got = extract(prompt.response(raw), case.task, case.extraction)
     if got.answer is None:
-        return Attempt(raw, None, False, "unparsable", got.reason)
+        return Attempt(raw, None, False, "unparsable", got.reason, **extra)
     verdict = await asyncio.to_thread(scorer, sample, case.task, got.answer)
-    return Attempt(raw, got.answer, bool(verdict.passed), verdict.kind, verdict.reason)
+    return Attempt(raw, got.answer, bool(verdict.passed), verdict.kind, verdict.reason, **extra)
 
 
 def what_changed(case: FailureCase, report: ReplayReport) -> list[str]:

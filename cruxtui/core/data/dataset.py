@@ -21,7 +21,7 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
-from cruxtui.core.data.textfile import UnreadableFile, read_text
+from cruxtui.core.data.textfile import UnreadableFile, json_value_problem, read_text
 from cruxtui.core.util.atomic import atomic_write_bytes
 from cruxtui.core.util.paths import cache_dir
 
@@ -157,6 +157,12 @@ def parse_jsonl(lines: Iterable[str], path: str) -> list[Sample]:
         except json.JSONDecodeError as exc:
             raise DatasetError(
                 path, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        except RecursionError:
+            raise DatasetError(path, lineno, "not usable JSON (nested too deeply)") from None
+        except ValueError as exc:  # an integer longer than Python converts, say
+            raise DatasetError(
+                path, lineno, f"not usable JSON ({json_value_problem(exc)})"
             ) from None
         if not isinstance(obj, dict):
             raise DatasetError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")

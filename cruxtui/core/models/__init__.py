@@ -29,15 +29,24 @@ def make_backend(
     *,
     retry: RetryPolicy | None = None,
     on_retry: RetryHook | None = None,
+    deadline: float | None = None,
+    concurrency: int | None = None,
     **options: Any,
 ) -> Backend:
-    """The backend for `spec`. `api_key` and `timeout` apply to OpenAI-compatible servers;
+    """The backend for `spec`. `api_key`, `timeout` (each wait for data), `deadline` (a whole
+    request) and `concurrency` (requests in flight at most) apply to OpenAI-compatible servers;
     `options` go to the vLLM engine (e.g. `tensor_parallel_size=2`)."""
     if spec.backend == "openai":
         from cruxtui.core.models.openai_compat import OpenAICompatBackend
 
         return OpenAICompatBackend(
-            spec, api_key=api_key, timeout=timeout, retry=retry, on_retry=on_retry
+            spec,
+            api_key=api_key,
+            timeout=timeout,
+            retry=retry,
+            on_retry=on_retry,
+            deadline=deadline,
+            concurrency=concurrency,
         )
     if spec.backend == "vllm":
         from cruxtui.core.models.vllm_offline import VllmBackend

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from cruxtui.core.models.prompts import Prompt
+from cruxtui.core.models.thinking import Piece, ThinkingSplitter, join_thinking, split_thinking
 
 BACKENDS: tuple[str, ...] = ("openai", "vllm", "replay")
 APIS: tuple[str, ...] = ("chat", "completions")
@@ -57,8 +58,11 @@ class ModelSpec:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ModelSpec:
         return cls(
-            **{k: data.get(k) for k in ("backend", "model", "base_url", "path")},
+            backend=str(data.get("backend")),
+            model=str(data.get("model")),
+            base_url=data.get("base_url"),
             api=data.get("api") or "chat",
+            path=data.get("path"),
         )
 
 
@@ -84,13 +88,47 @@ class SamplingParams:
 
 @dataclass
 class Completion:
-    """One finished completion. Tokens are None when the server did not report usage."""
+    """One finished completion. Tokens are None when the server did not report usage.
+
+    `text` is the answer and `reasoning` the model's thinking (None when it had none), never
+    mixed: see `cruxtui.core.models.thinking`. `latency` runs from the request leaving (after any
+    wait for a free slot of the endpoint) to the answer ending. `seed` is the seed the request
+    that produced it carried, and `obtained` says how it was obtained (see `OBTAINED_*`)."""
 
     text: str
     finish_reason: str | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
     latency: float = 0.0
+    reasoning: str | None = None
+    seed: int | None = None
+    obtained: str = ""
+
+    @classmethod
+    def of(cls, content: str, reasoning_field: str | None = None, **rest: Any) -> Completion:
+        """A completion from a server's content and reasoning field: a `<think>` block inline
+        in the content joins the field's thinking, and only the rest is the answer."""
+        split = split_thinking(content)
+        return cls(
+            text=split.answer, reasoning=join_thinking(reasoning_field, split.thinking), **rest
+        )
+
+    @property
+    def truncated_while_thinking(self) -> bool:
+        """Cut by max_tokens before the thinking ended: there is thinking and no answer yet."""
+        return truncated_while_thinking(self.finish_reason, self.reasoning, self.text)
+
+
+def truncated_while_thinking(finish_reason: str | None, reasoning: str | None, text: str) -> bool:
+    return finish_reason == "length" and bool(reasoning) and not text.strip()
+
+
+OBTAINED_CHOICE = "choice {k} of a request for n={n}"
+"""One of several choices the server returned for one request (it honoured `n`)."""
+OBTAINED_OWN = "own request"
+OBTAINED_EMULATED = "own request (the server returned fewer choices than n)"
+OBTAINED_STREAM = "own streamed request"
+OBTAINED_RECORDED = "recorded"
 
 
 # What each kind of failure means for a run: fatal ones fail every further request the same way,
@@ -105,9 +143,12 @@ _RETRYABLE_KINDS = frozenset({"rate_limited", "server", "timeout", "connection",
 class ModelError(Exception):
     """A model request that failed, with a message meant for the user (one line, no traceback).
 
-    `kind` is one of: auth, unknown_model, unreachable, connection, timeout, rate_limited, server,
-    stream_cut, bad_request, missing_dependency, no_gpu, config, replay. `retry_after` is the
-    server's requested wait in seconds, when it gave one.
+    `kind` is one of: auth, unknown_model, unreachable, connection, timeout, deadline,
+    rate_limited, server, stream_cut, bad_response, bad_request, missing_dependency, no_gpu,
+    config, replay. `retry_after` is the server's requested wait in seconds, when it gave one.
+    A `deadline` (the request's overall time ran out) and a `bad_response` (a malformed or
+    oversized answer) are not retried: the same server would most likely do it again, and each
+    try already cost the whole allowance.
     """
 
     def __init__(self, kind: str, message: str, *, retry_after: float | None = None) -> None:
@@ -142,9 +183,23 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_delay)
-        raw = min(self.base_delay * (2**attempt), self.max_delay)
+        raw = min(self.base_delay * 2.0**attempt, self.max_delay)
         return raw * (1.0 - self.jitter * random.random())
 
+
+def request_deadline(timeout: float, max_tokens: int, deadline: float | None = None) -> float:
+    """Seconds one request may take in all, from sending it to the last byte of its answer.
+
+    `timeout` only bounds each wait for data, so a server that trickles a byte now and then
+    would hold a request forever; this bounds the whole. Unless given, it is the timeout plus a
+    quarter second per token asked for (a floor of 4 tokens/s): 92 s for a 128-token direct answer
+    with the default timeout, 4.4 minutes for a 1024-token chain of thought."""
+    if deadline is not None:
+        return deadline
+    return timeout + DEADLINE_SECONDS_PER_TOKEN * max(1, max_tokens)
+
+
+DEADLINE_SECONDS_PER_TOKEN = 0.25
 
 T = TypeVar("T")
 
@@ -185,8 +240,9 @@ async def with_retries(
 
 @runtime_checkable
 class Backend(Protocol):
-    """An async model. `stream` yields the text chunks of ONE completion (it ignores `params.n`);
-    `complete` returns `params.n` finished completions. `supports_n` says whether one `complete`
+    """An async model. `stream` yields the `Piece`s (answer text and thinking, apart) of ONE
+    completion (it ignores `params.n`); `complete` returns `params.n` finished completions, each
+    sampled on its own. `supports_n` says whether one `complete`
     call with n > 1 is cheaper than n calls (the runner batches then). `index` is the number of
     the generation being asked for (for `complete`: of the first one); only replay uses it, to
     serve the same recorded text for the same generation after a resume. `concurrency` is the
@@ -198,7 +254,7 @@ class Backend(Protocol):
 
     def stream(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
-    ) -> AsyncIterator[str]: ...
+    ) -> TextStream: ...
 
     async def complete(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
@@ -209,31 +265,53 @@ class Backend(Protocol):
 
 @dataclass
 class StreamStats:
-    """What a stream learnt besides the text, filled in by the backend as it streams."""
+    """What a stream learnt besides the text, filled in by the backend as it streams.
+
+    `started` is when the request left (monotonic clock), after any wait for a free slot: the
+    latency of a streamed completion is counted from there."""
 
     finish_reason: str | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    started: float | None = None
+    seed: int | None = None
 
 
 class TextStream:
-    """The async iterator of text chunks `Backend.stream` returns, plus `stats` for after the end.
+    """The async iterator `Backend.stream` returns: `Piece`s of answer text and of thinking, plus
+    `stats` for after the end.
 
-    Plain `async for chunk in backend.stream(...)` works; a caller that wants the finish reason and
-    token counts reads `stream.stats` once the loop is over.
+    A backend produces raw pieces: text as the server sent it, and thinking from a reasoning field
+    (`thinking=True`). Inline `<think>` blocks in the text are split off here, once for every
+    backend, so `async for piece in backend.stream(...)` sees the answer and the thinking apart.
     """
 
-    def __init__(self, produce: Callable[[StreamStats], AsyncIterator[str]]) -> None:
+    def __init__(self, produce: Callable[[StreamStats], AsyncIterator[Piece]]) -> None:
         self.stats = StreamStats()
-        self._chunks = produce(self.stats)
+        self._chunks = self._split(produce(self.stats))
+
+    @staticmethod
+    async def _split(raw: AsyncIterator[Piece]) -> AsyncIterator[Piece]:
+        splitter = ThinkingSplitter()
+        try:
+            async for piece in raw:
+                if piece.thinking:
+                    yield piece
+                    continue
+                for out in splitter.feed(piece.text):
+                    yield out
+            for out in splitter.finish():
+                yield out
+        finally:
+            closer = getattr(raw, "aclose", None)
+            if closer is not None:
+                await closer()
 
     def __aiter__(self) -> TextStream:
         return self
 
-    async def __anext__(self) -> str:
+    async def __anext__(self) -> Piece:
         return await self._chunks.__anext__()
 
     async def aclose(self) -> None:
-        closer = getattr(self._chunks, "aclose", None)
-        if closer is not None:
-            await closer()
+        await self._chunks.aclose()  # type: ignore[attr-defined]

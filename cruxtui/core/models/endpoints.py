@@ -9,7 +9,9 @@ Precedence for each setting: command-line flag, then the named endpoint, then th
     base_url = "http://127.0.0.1:8000/v1"
     model = "Qwen/Qwen2.5-Coder-7B-Instruct"
     api = "chat"                   # or "completions" for base models
-    timeout = 120
+    timeout = 120                  # seconds without data before a request counts as stalled
+    deadline = 900                 # seconds one request may take in all (default: from max_tokens)
+    concurrency = 1                # at most this many requests in flight (llama.cpp: 1)
 
     [endpoints.openai]
     base_url = "https://api.openai.com/v1"
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cruxtui.core.data.textfile import UnreadableFile, read_text
 from cruxtui.core.models.backend import (
     APIS,
     BACKENDS,
@@ -42,6 +45,7 @@ from cruxtui.core.models.backend import (
     RetryHook,
     RetryPolicy,
 )
+from cruxtui.core.util import redact
 from cruxtui.core.util.paths import config_dir
 
 ENDPOINT_KEYS = frozenset(
@@ -53,6 +57,7 @@ ENDPOINT_KEYS = frozenset(
         "api_key_env",
         "api_key",
         "timeout",
+        "deadline",
         "path",
         "concurrency",
     }
@@ -73,6 +78,7 @@ class Endpoint:
     timeout: float = DEFAULT_TIMEOUT
     concurrency: int | None = None
     name: str | None = None
+    deadline: float | None = None
 
 
 def load_endpoints(
@@ -80,12 +86,12 @@ def load_endpoints(
 ) -> tuple[dict[str, dict[str, Any]], str | None]:
     """The `[endpoints.*]` tables and the `default` name from the config file (none if absent)."""
     p = Path(path) if path is not None else config_path()
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not p.exists():
         return {}, None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError("config", f"{p}: cannot read ({exc})") from None
+    try:
+        data = tomllib.loads(read_text(p, "a TOML config file", max_bytes=1 << 20))
+    except UnreadableFile as exc:
+        raise ModelError("config", f"cannot read {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ModelError("config", f"{p}: not valid TOML ({exc})") from None
     endpoints = data.get("endpoints", {})
@@ -117,6 +123,7 @@ def resolve_endpoint(
     path: str | None = None,
     api_key: str | None = None,
     timeout: float | None = None,
+    deadline: float | None = None,
     config_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Endpoint:
@@ -181,6 +188,16 @@ def resolve_endpoint(
     concurrency = table.get("concurrency")
     if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
         raise ModelError("config", f"endpoints.{name}.concurrency must be a positive integer")
+    raw_deadline = deadline if deadline is not None else table.get("deadline")
+    chosen_deadline: float | None = None
+    if raw_deadline is not None:
+        if isinstance(raw_deadline, bool) or not isinstance(raw_deadline, int | float):
+            raise ModelError(
+                "config", f"deadline must be a number of seconds (got {raw_deadline!r})"
+            )
+        if raw_deadline <= 0:
+            raise ModelError("config", f"deadline must be positive (got {raw_deadline:g})")
+        chosen_deadline = float(raw_deadline)
 
     spec = ModelSpec(
         chosen_backend,
@@ -189,8 +206,14 @@ def resolve_endpoint(
         chosen_api,
         chosen_path if chosen_backend == "replay" else None,
     )
+    redact.register(key)  # never stored or printed from here on
     return Endpoint(
-        spec=spec, api_key=key, timeout=chosen_timeout, concurrency=concurrency, name=name
+        spec=spec,
+        api_key=key,
+        timeout=chosen_timeout,
+        concurrency=concurrency,
+        name=name,
+        deadline=chosen_deadline,
     )
 
 
@@ -201,6 +224,7 @@ def open_backend(
     model: str | None = None,
     api: str | None = None,
     timeout: float | None = None,
+    deadline: float | None = None,
     api_key: str | None = None,
     backend: str | None = None,
     path: str | None = None,
@@ -219,9 +243,16 @@ def open_backend(
         path=path,
         api_key=api_key,
         timeout=timeout,
+        deadline=deadline,
     )
-    backend = make_backend(
-        ep.spec, api_key=ep.api_key, timeout=ep.timeout, retry=retry, on_retry=on_retry
+    made = make_backend(
+        ep.spec,
+        api_key=ep.api_key,
+        timeout=ep.timeout,
+        retry=retry,
+        on_retry=on_retry,
+        deadline=ep.deadline,
+        concurrency=ep.concurrency,
     )
-    backend.concurrency = ep.concurrency
-    return backend
+    made.concurrency = ep.concurrency
+    return made

@@ -11,17 +11,23 @@ The API key lives only inside the client object: it is never logged, stored or s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
+import json
 import logging
 import os
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
 from cruxtui.core.models.backend import (
+    OBTAINED_CHOICE,
+    OBTAINED_EMULATED,
+    OBTAINED_OWN,
     Completion,
     ModelError,
     ModelSpec,
@@ -30,9 +36,11 @@ from cruxtui.core.models.backend import (
     SamplingParams,
     StreamStats,
     TextStream,
+    request_deadline,
     with_retries,
 )
 from cruxtui.core.models.prompts import Prompt
+from cruxtui.core.models.thinking import Piece
 
 log = logging.getLogger("cruxtui.models")
 
@@ -43,6 +51,71 @@ NO_KEY = "sk-no-key-required"
 
 _DROPPABLE = ("stream_options", "seed")
 """Optional request fields a server may refuse; the request is repeated without them."""
+
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""Where servers put a reasoning model's thinking, per message and per stream delta."""
+
+BYTES_PER_TOKEN = 256
+CHARS_PER_TOKEN = 32
+
+
+@dataclass
+class _Opened:
+    """A response whose headers arrived and whose body is still to read, with the request's
+    deadline: `sent` is when it left (monotonic), `allowed` the seconds it may take in all."""
+
+    stream: Any
+    sent: float
+    allowed: float
+    body: bytes = b""
+
+    def remaining(self) -> float:
+        return max(0.0, self.sent + self.allowed - time.monotonic())
+
+
+class _TooBig(Exception):
+    """Internal: a stream went past its byte cap."""
+
+
+async def _sse_lines(chunks: AsyncIterator[bytes], cap: int) -> AsyncIterator[str]:
+    """Lines of an SSE body, decoded, without their line ends; `_TooBig` past `cap` bytes.
+
+    Read here rather than by the client's decoder so that a line that never ends, or a stream
+    that never stops, is bounded in memory and time like everything else."""
+    buffer = b""
+    total = 0
+    async for chunk in chunks:
+        total += len(chunk)
+        if total > cap:
+            raise _TooBig()
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            yield line.removesuffix(b"\r").decode("utf-8", errors="replace")
+    if buffer:
+        yield buffer.removesuffix(b"\r").decode("utf-8", errors="replace")
+    yield ""  # the end of the body ends a last event that had no blank line after it
+
+
+def _shown(data: bytes | str, limit: int = 120) -> str:
+    """What a server sent, for a message: its start, on one line."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    text = " ".join(text.split())
+    if not text:
+        return "an empty body"
+    return repr(text[:limit] + ("..." if len(text) > limit else ""))
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def normalize_base_url(url: str) -> str:
@@ -118,6 +191,8 @@ class OpenAICompatBackend:
         timeout: float = 60.0,
         retry: RetryPolicy | None = None,
         on_retry: RetryHook | None = None,
+        deadline: float | None = None,
+        concurrency: int | None = None,
     ) -> None:
         base = spec.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
         self.base_url = normalize_base_url(base)
@@ -129,6 +204,10 @@ class OpenAICompatBackend:
             )
         self._key = key or NO_KEY
         self.timeout = timeout
+        self.deadline = deadline
+        """Seconds one request may take in all (None: `request_deadline`'s default)."""
+        self.concurrency = concurrency
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self.retry = retry or RetryPolicy()
         self.on_retry = on_retry
         self.retries = 0
@@ -220,29 +299,48 @@ class OpenAICompatBackend:
                 return True
         return False
 
-    async def _create(self, args: dict[str, Any]) -> Any:
-        """POST the request through the client's generic `post`, getting plain JSON back.
+    async def _create(
+        self, args: dict[str, Any], allowed: float, body_cap: int | None = None
+    ) -> _Opened:
+        """POST the request through the client's generic `post` and return once the headers are
+        in, the body still unread.
 
         The typed `chat.completions.create` would validate the parameters and build pydantic
         objects for every response and every SSE chunk: measured at 2-3 ms of CPU per request,
-        enough to make the client, not the server, the bottleneck of a bulk run. Plain dicts
-        also pass through fields that servers other than OpenAI add.
+        enough to make the client, not the server, the bottleneck of a bulk run. Reading the body
+        here (as a stream, even for a plain answer) bounds it in bytes and time, and plain dicts
+        pass through fields that servers other than OpenAI add (reasoning fields).
+
+        With `body_cap`, the whole body is read here too (into `_Opened.body`), so that a body cut
+        short is retried like any other failed request.
         """
         client = self._get_client()
         path = "/chat/completions" if self.spec.api == "chat" else "/completions"
-        stream = bool(args.get("stream"))
+        sent = time.monotonic()
         try:
-            if stream:
-                return await client.post(
+            async with asyncio.timeout(allowed):
+                stream = await client.post(
                     path,
                     cast_to=object,
                     body=args,
                     stream=True,
                     stream_cls=openai.AsyncStream[object],
                 )
-            return await client.post(path, cast_to=object, body=args)
+        except TimeoutError:
+            raise ModelError(
+                "deadline",
+                f"{self.base_url} did not answer within the request's deadline of {allowed:g} s; "
+                "raise it with --deadline if the model is slow",
+            ) from None
         except openai.APIError as exc:
             raise await self._explain(exc) from None
+        opened = _Opened(stream, sent, allowed)
+        if body_cap is not None:
+            try:
+                opened.body = await self._read_body(opened, body_cap)
+            finally:
+                await stream.close()
+        return opened
 
     def _note_retry(self, exc: ModelError, attempt: int, wait: float) -> None:
         self.retries += 1
@@ -250,17 +348,21 @@ class OpenAICompatBackend:
         if self.on_retry is not None:
             self.on_retry(exc, attempt, wait)
 
-    async def _create_with_retries(self, args: dict[str, Any]) -> Any:
+    async def _create_with_retries(
+        self, args: dict[str, Any], allowed: float, body_cap: int | None = None
+    ) -> _Opened:
         try:
             try:
-                return await with_retries(lambda: self._create(args), self.retry, self._note_retry)
+                return await with_retries(
+                    lambda: self._create(args, allowed, body_cap), self.retry, self._note_retry
+                )
             except ModelError as exc:
                 if exc.kind != "bad_request" or not self._learn(args, exc.message):
                     raise
                 log.info("%s; retrying without the refused parameter", exc.message)
                 adapted = self._adapted(dict(args))
                 return await with_retries(
-                    lambda: self._create(adapted), self.retry, self._note_retry
+                    lambda: self._create(adapted, allowed, body_cap), self.retry, self._note_retry
                 )
         except ModelError as exc:
             if exc.kind == "connection":
@@ -268,102 +370,311 @@ class OpenAICompatBackend:
                 raise ModelError("unreachable", exc.message) from None
             raise
 
+    # -- limits --------------------------------------------------------------------------------
+
+    def _slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """A free slot of the endpoint: at most `concurrency` requests or streams in flight,
+        whoever asks (a run, the TUI, a replay). A server that handles one request at a time
+        (llama-cpp-python) cuts a running stream when another request arrives, and queues the
+        rest, which a latency would then count."""
+        if not self.concurrency:
+            return contextlib.nullcontext()
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self.concurrency))
+        return self._slots[1]
+
+    def _deadline(self, params: SamplingParams) -> float:
+        return request_deadline(self.timeout, params.max_tokens, self.deadline)
+
+    @staticmethod
+    def body_cap(params: SamplingParams, n: int) -> int:
+        """Bytes a response may have: room for n answers of max_tokens even in escaped JSON with
+        logprobs, plus 1 MiB of envelope. A server sending more is misbehaving, and reading on
+        would only use memory."""
+        return (1 << 20) + BYTES_PER_TOKEN * max(1, n) * max(1, params.max_tokens)
+
+    @staticmethod
+    def char_cap(params: SamplingParams) -> int:
+        """Characters (answer and thinking) a stream of one answer may carry for max_tokens: a
+        token is rarely longer than a few characters, so this is only reached by a server that
+        ignores max_tokens or never ends."""
+        return 4096 + CHARS_PER_TOKEN * max(1, params.max_tokens)
+
+    # -- requests ----------------------------------------------------------------------------------
+
     async def complete(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
     ) -> list[Completion]:
-        """`params.n` completions. Servers that ignore `n` (llama.cpp) are asked again for the rest."""
+        """`params.n` completions, each sampled on its own.
+
+        A server that returns fewer choices than asked (llama.cpp ignores `n`) is asked for the
+        rest one at a time, with seed + k for the k-th (the same seed would give the same text
+        again), and each completion says how it was obtained. Choices beyond `n`, or repeating
+        an index, are dropped: one choice is never stored twice."""
         wanted = max(1, params.n)
-        results: list[Completion] = []
-        while len(results) < wanted:
-            start = time.monotonic()
-            response = await self._create_with_retries(
-                self._request(prompt, params, wanted - len(results), stream=False)
-            )
-            latency = time.monotonic() - start
-            if not isinstance(response, dict):
+        results = await self._complete_once(prompt, params, wanted)
+        for k, comp in enumerate(results):
+            comp.obtained = OBTAINED_OWN if wanted == 1 else OBTAINED_CHOICE.format(k=k, n=wanted)
+        for k in range(len(results), wanted):
+            seed = None if params.seed is None else params.seed + k
+            single = replace(params, n=1, seed=seed)
+            comp = (await self._complete_once(prompt, single, 1))[0]
+            comp.obtained = OBTAINED_EMULATED
+            results.append(comp)
+        return results
+
+    async def _complete_once(
+        self, prompt: Prompt, params: SamplingParams, n: int
+    ) -> list[Completion]:
+        args = self._request(prompt, params, n, stream=False)
+        cap = self.body_cap(params, n)
+        async with self._slot():
+            opened = await self._create_with_retries(args, self._deadline(params), cap)
+            latency = time.monotonic() - opened.sent
+        data = opened.body
+        response = self._parse_json(data)
+        raw_choices = response.get("choices")
+        if not isinstance(raw_choices, list) or not raw_choices:
+            raise ModelError("bad_response", f"{self.base_url} returned no choices: {_shown(data)}")
+        choices: dict[int, dict[str, Any]] = {}
+        for position, choice in enumerate(raw_choices):
+            if not isinstance(choice, dict):
                 raise ModelError(
-                    "server", f"{self.base_url} answered with something other than JSON"
+                    "bad_response",
+                    f"{self.base_url} sent a choice that is not an object: {_shown(data)}",
                 )
-            choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
-            if not choices:
-                raise ModelError("server", f"{self.base_url} returned no choices")
-            usage = response.get("usage") or {}
-            tokens_in = usage.get("prompt_tokens")
-            tokens_out = usage.get("completion_tokens")
-            for choice in choices:
-                if self.spec.api == "chat":
-                    text = (choice.get("message") or {}).get("content")
-                else:
-                    text = choice.get("text")
-                results.append(
-                    Completion(
-                        text=text or "",
-                        finish_reason=choice.get("finish_reason"),
-                        tokens_in=tokens_in,
-                        # usage covers all choices of the response: share it out evenly
-                        tokens_out=round(tokens_out / len(choices))
-                        if tokens_out is not None
-                        else None,
-                        latency=latency,
+            at = choice.get("index", position)
+            choices.setdefault(at if isinstance(at, int) else position, choice)
+        kept = [choices[i] for i in sorted(choices)][:n]
+        raw_usage = response.get("usage")
+        usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+        tokens_in = _int_or_none(usage.get("prompt_tokens"))
+        tokens_out = _int_or_none(usage.get("completion_tokens"))
+        out = []
+        for choice in kept:
+            content, reasoning = self._choice_text(choice, delta=False)
+            out.append(
+                Completion.of(
+                    content,
+                    reasoning,
+                    finish_reason=_str_or_none(choice.get("finish_reason")),
+                    tokens_in=tokens_in,
+                    # usage covers all choices of the response: share it out evenly
+                    tokens_out=round(tokens_out / len(kept)) if tokens_out is not None else None,
+                    latency=latency,
+                    seed=params.seed,
+                )
+            )
+        return out
+
+    def _choice_text(self, choice: dict[str, Any], *, delta: bool) -> tuple[str, str | None]:
+        """(content, reasoning field) of a choice or a stream delta, whatever the server calls
+        the thinking: `reasoning_content` (vLLM's parsers, DeepSeek, llama.cpp) or `reasoning`
+        (newer vLLM, OpenRouter)."""
+        if self.spec.api != "chat":
+            text = choice.get("text")
+            return (text if isinstance(text, str) else ""), None
+        message = choice.get("delta" if delta else "message")
+        if not isinstance(message, dict):
+            return "", None
+        content = message.get("content")
+        reasoning = None
+        for name in REASONING_FIELDS:
+            value = message.get(name)
+            if isinstance(value, str) and value:
+                reasoning = value
+                break
+        return (content if isinstance(content, str) else ""), reasoning
+
+    async def _read_body(self, opened: _Opened, cap: int) -> bytes:
+        """The whole body, refused past `cap` bytes or past the request's deadline."""
+        body = bytearray()
+        try:
+            chunks = opened.stream.response.aiter_bytes()
+            while True:
+                async with asyncio.timeout(opened.remaining()):
+                    chunk = await anext(chunks, None)
+                if chunk is None:
+                    break
+                body += chunk
+                if len(body) > cap:
+                    raise ModelError(
+                        "bad_response",
+                        f"{self.base_url} sent more than {_size(cap)} for one answer; stopped "
+                        "reading (a misbehaving server or proxy?)",
                     )
-                )
-        return results[:wanted]
+        except TimeoutError:
+            raise self._deadline_error(opened, f"after {_size(len(body))} of the body") from None
+        except ModelError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the HTTP library's read errors
+            raise self._read_error(exc, f"the answer from {self.base_url}", len(body)) from None
+        return bytes(body)
+
+    def _parse_json(self, data: bytes) -> dict[str, Any]:
+        try:
+            response = json.loads(data)
+        except (ValueError, RecursionError):
+            raise ModelError(
+                "bad_response",
+                f"{self.base_url} answered with something other than JSON: {_shown(data)}",
+            ) from None
+        if not isinstance(response, dict):
+            raise ModelError(
+                "bad_response",
+                f"{self.base_url} answered with JSON that is not an object: {_shown(data)}",
+            )
+        return response
 
     def stream(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
     ) -> TextStream:
-        """Text chunks of one completion, as the server sends them (SSE)."""
+        """Pieces of one completion (answer text, and thinking from a reasoning field), as the
+        server sends them (SSE)."""
         return TextStream(lambda stats: self._stream(prompt, params, stats))
 
     async def _stream(
         self, prompt: Prompt, params: SamplingParams, stats: StreamStats
-    ) -> AsyncIterator[str]:
-        response = await self._create_with_retries(self._request(prompt, params, 1, stream=True))
+    ) -> AsyncIterator[Piece]:
+        args = self._request(prompt, params, 1, stream=True)
+        stats.seed = params.seed
+        async with self._slot():
+            opened = await self._create_with_retries(args, self._deadline(params))
+            stats.started = opened.sent
+            async for piece in self._events(opened, params, stats):
+                yield piece
+
+    async def _events(
+        self, opened: _Opened, params: SamplingParams, stats: StreamStats
+    ) -> AsyncIterator[Piece]:
         received = 0
+        char_cap = self.char_cap(params)
+        byte_cap = self.body_cap(params, 1)
+        done = False
         try:
-            async for chunk in response:
-                if not isinstance(chunk, dict):
+            lines = _sse_lines(opened.stream.response.aiter_bytes(), byte_cap)
+            data: list[str] = []
+            while not done:
+                try:
+                    async with asyncio.timeout(opened.remaining()):
+                        line = await anext(lines, None)
+                except TimeoutError:
+                    raise self._deadline_error(
+                        opened, f"after {received} characters of a stream"
+                    ) from None
+                if line is None:
+                    break
+                if line.startswith(":"):
+                    continue  # a comment (keep-alive)
+                if line:
+                    field, _, value = line.partition(":")
+                    if field == "data":
+                        data.append(value.removeprefix(" "))
                     continue
-                usage = chunk.get("usage")
-                if usage:
-                    stats.tokens_in = usage.get("prompt_tokens")
-                    stats.tokens_out = usage.get("completion_tokens")
-                for choice in chunk.get("choices") or []:
-                    if self.spec.api == "chat":
-                        text = (choice.get("delta") or {}).get("content")
-                    else:
-                        text = choice.get("text")
-                    if choice.get("finish_reason"):
-                        stats.finish_reason = choice["finish_reason"]
-                    if text:
+                if not data:
+                    continue
+                payload, data = "\n".join(data), []
+                if payload.strip() == "[DONE]":
+                    done = True
+                    break
+                event = self._event(payload, received)
+                usage = event.get("usage")
+                if isinstance(usage, dict):
+                    stats.tokens_in = _int_or_none(usage.get("prompt_tokens"))
+                    stats.tokens_out = _int_or_none(usage.get("completion_tokens"))
+                choices = event.get("choices")
+                for choice in choices if isinstance(choices, list) else []:
+                    if not isinstance(choice, dict) or choice.get("index", 0) not in (0, None):
+                        continue  # only the one choice asked for
+                    content, reasoning = self._choice_text(choice, delta=True)
+                    finish = choice.get("finish_reason")
+                    if isinstance(finish, str) and finish:
+                        stats.finish_reason = finish
+                    for text, thinking in ((reasoning, True), (content, False)):
+                        if not text:
+                            continue
                         received += len(text)
-                        yield text
-        except openai.APITimeoutError:
+                        if received > char_cap:
+                            raise ModelError(
+                                "bad_response",
+                                f"the stream from {self.base_url} went on past {char_cap} "
+                                f"characters for max_tokens={params.max_tokens}; stopped reading "
+                                "(the server ignores max_tokens?)",
+                            )
+                        yield Piece(text, thinking=thinking)
+        except _TooBig:
             raise ModelError(
-                "stream_cut",
-                f"{self.base_url} stopped sending for {self.timeout:g} s in the middle of a stream",
+                "bad_response",
+                f"the stream from {self.base_url} sent more than {_size(byte_cap)} for one "
+                "answer; stopped reading",
             ) from None
-        except (openai.APIError, OSError, RuntimeError, ValueError) as exc:
-            # httpx reports an abruptly closed stream as a protocol/read error; a server that
-            # fails mid-answer may send an error event instead, whose message is worth showing.
-            said = (
-                exc.message
-                if isinstance(exc, openai.APIError)
-                and not isinstance(exc, openai.APIConnectionError)
-                else type(exc).__name__
-            )
-            raise ModelError(
-                "stream_cut",
-                f"the stream from {self.base_url} broke off after {received} characters ({said})",
-            ) from None
+        except ModelError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the HTTP library's read errors
+            raise self._read_error(exc, f"the stream from {self.base_url}", received) from None
         finally:
-            await response.close()
+            await opened.stream.close()
+        if stats.finish_reason is None and done:
+            raise ModelError(
+                "stream_cut",
+                f"the stream from {self.base_url} ended after {received} characters without "
+                "finishing ([DONE] but no finish_reason): a server that handles one request at a "
+                "time does this when another request arrives; start llama-cpp-python's server "
+                "with --interrupt_requests False, or set concurrency = 1 for the endpoint",
+            )
         if stats.finish_reason is None:
             raise ModelError(
                 "stream_cut",
                 f"the stream from {self.base_url} ended after {received} characters without "
-                "finishing",
+                "finishing (the connection closed before [DONE])",
             )
+
+    def _event(self, payload: str, received: int) -> dict[str, Any]:
+        try:
+            event = json.loads(payload)
+        except (ValueError, RecursionError):
+            raise ModelError(
+                "bad_response",
+                f"the stream from {self.base_url} sent an event that is not JSON after "
+                f"{received} characters: {_shown(payload)}",
+            ) from None
+        if not isinstance(event, dict):
+            raise ModelError(
+                "bad_response",
+                f"the stream from {self.base_url} sent an event that is not an object: "
+                f"{_shown(payload)}",
+            )
+        error = event.get("error")
+        if error is not None:
+            # A server that fails mid-answer (vLLM's engine) sends an error event.
+            message = error.get("message") if isinstance(error, dict) else error
+            said = str(message or "").strip().splitlines()
+            raise ModelError(
+                "stream_cut",
+                f"the stream from {self.base_url} broke off after {received} characters"
+                + (f" ({said[0][:200]})" if said else ""),
+            )
+        return event
+
+    def _deadline_error(self, opened: _Opened, where: str) -> ModelError:
+        return ModelError(
+            "deadline",
+            f"{self.base_url} did not finish within the request's deadline of "
+            f"{opened.allowed:g} s ({where}); raise it with --deadline if the model is slow",
+        )
+
+    def _read_error(self, exc: BaseException, what: str, received: int) -> ModelError:
+        if "timeout" in type(exc).__name__.lower():
+            return ModelError(
+                "stream_cut",
+                f"{self.base_url} stopped sending for {self.timeout:g} s in the middle of a "
+                f"stream ({received} characters in)",
+            )
+        # An abruptly closed body is a protocol/read error of the HTTP library.
+        return ModelError(
+            "stream_cut", f"{what} broke off after {received} characters ({type(exc).__name__})"
+        )
 
     # -- errors --------------------------------------------------------------------------------
 

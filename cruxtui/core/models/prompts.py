@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cruxtui.core.data.dataset import Sample
+from cruxtui.core.util import safe_ast
 
 TEMPLATE_VERSION = "cruxtui-1"
 
@@ -192,7 +193,7 @@ def scratchpad_from_trace(trace: Any) -> str | None:
 def _condition_bodies(code: str) -> dict[int, tuple[str, str, tuple[int, int]]]:
     """For each `if`/`elif`/`while` line: the keyword, the condition's text and its body's lines."""
     try:
-        tree = ast.parse(code)
+        tree = safe_ast.parse(code)
     except SyntaxError:
         return {}
     found: dict[int, tuple[str, str, tuple[int, int]]] = {}

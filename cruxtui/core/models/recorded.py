@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 from cruxtui.core.models.backend import (
+    OBTAINED_RECORDED,
     Completion,
     ModelError,
     ModelSpec,
@@ -21,6 +22,7 @@ from cruxtui.core.models.backend import (
     TextStream,
 )
 from cruxtui.core.models.prompts import Prompt
+from cruxtui.core.models.thinking import Piece
 from cruxtui.core.scoring.generations_file import (
     GenerationsError,
     parse_document,
@@ -95,7 +97,11 @@ class ReplayBackend:
             if self.delay:
                 await asyncio.sleep(self.delay)
             text = self._pick(prompt.sample_id, None if index is None else index + k)
-            out.append(Completion(text=text, finish_reason="stop", latency=self.delay))
+            out.append(
+                Completion.of(
+                    text, finish_reason="stop", latency=self.delay, obtained=OBTAINED_RECORDED
+                )
+            )
         return out
 
     def stream(
@@ -105,13 +111,13 @@ class ReplayBackend:
 
     async def _stream(
         self, prompt: Prompt, index: int | None, stats: StreamStats
-    ) -> AsyncIterator[str]:
+    ) -> AsyncIterator[Piece]:
         text = self._pick(prompt.sample_id, index)
         pieces = [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
         for piece in pieces:
             if self.delay:
                 await asyncio.sleep(self.delay / max(len(pieces), 1))
-            yield piece
+            yield Piece(piece)
         stats.finish_reason = "stop"
 
     async def aclose(self) -> None:

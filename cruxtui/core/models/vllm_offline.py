@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from cruxtui.core.models.backend import (
+    OBTAINED_CHOICE,
+    OBTAINED_OWN,
     Completion,
     ModelError,
     ModelSpec,
@@ -24,6 +26,7 @@ from cruxtui.core.models.backend import (
     TextStream,
 )
 from cruxtui.core.models.prompts import Prompt
+from cruxtui.core.models.thinking import Piece
 
 INSTALL_HINT = "install it with: pip install 'cruxtui[vllm]' (Linux with a CUDA GPU)"
 
@@ -79,16 +82,18 @@ def completions_from_outputs(outputs: Sequence[Any], latency: float) -> list[lis
     results = []
     for out in outputs:
         tokens_in = len(getattr(out, "prompt_token_ids", None) or []) or None
+        n = len(out.outputs)
         results.append(
             [
-                Completion(
-                    text=choice.text,
+                Completion.of(
+                    choice.text,
                     finish_reason=getattr(choice, "finish_reason", None),
                     tokens_in=tokens_in,
                     tokens_out=len(getattr(choice, "token_ids", None) or []) or None,
                     latency=latency,
+                    obtained=OBTAINED_OWN if n == 1 else OBTAINED_CHOICE.format(k=k, n=n),
                 )
-                for choice in out.outputs
+                for k, choice in enumerate(out.outputs)
             ]
         )
     return results
@@ -142,7 +147,10 @@ class VllmBackend:
     async def complete(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
     ) -> list[Completion]:
-        return (await asyncio.to_thread(self.generate_batch, [prompt], params))[0]
+        out = (await asyncio.to_thread(self.generate_batch, [prompt], params))[0]
+        for completion in out:
+            completion.seed = params.seed
+        return out
 
     def stream(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
@@ -152,14 +160,18 @@ class VllmBackend:
 
     async def _stream(
         self, prompt: Prompt, params: SamplingParams, stats: StreamStats
-    ) -> AsyncIterator[str]:
+    ) -> AsyncIterator[Piece]:
         single = SamplingParams(
             params.temperature, params.top_p, params.max_tokens, 1, params.seed, params.stop
         )
         completion = (await self.complete(prompt, single))[0]
         stats.finish_reason = completion.finish_reason
         stats.tokens_in, stats.tokens_out = completion.tokens_in, completion.tokens_out
-        yield completion.text
+        stats.seed = params.seed
+        # The engine already split off any inline thinking; hand both on as they are.
+        if completion.reasoning:
+            yield Piece(completion.reasoning, thinking=True)
+        yield Piece(completion.text)
 
     async def aclose(self) -> None:
         self._llm = None

@@ -10,7 +10,7 @@ Import surface for the CLI, the TUI and other features:
 """
 
 from cruxtui.core.perturb import conditions, constants, inputs, rename  # noqa: F401  (register)
-from cruxtui.core.perturb.chain import Applied, Step, apply_chain, variant_id
+from cruxtui.core.perturb.chain import Applied, Step, apply_chain, transforms_in, variant_id
 from cruxtui.core.perturb.spec import (
     NotApplicable,
     PerturbError,
@@ -41,5 +41,6 @@ __all__ = [
     "apply_chain",
     "get_transform",
     "parse_spec",
+    "transforms_in",
     "variant_id",
 ]

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 
 from cruxtui.core.data.dataset import Sample
 from cruxtui.core.perturb.spec import TransformSpec, id_safe
-from cruxtui.core.perturb.transform import Subject, apply_spec, get_transform
+from cruxtui.core.perturb.transform import (
+    Subject,
+    apply_spec,
+    get_transform,
+    transform_of_fragment,
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,16 @@ class Applied:
 
 def variant_id(parent_id: str, steps: Sequence[Step]) -> str:
     return "~".join([parent_id, *(step.id_fragment for step in steps)])
+
+
+def transforms_in(sample_id: str) -> tuple[str, ...]:
+    """The transforms a variant id names, in chain order (empty for an original sample).
+
+    The inverse of `variant_id` as far as the transform names go: slicing a run by perturbation
+    needs only the ids it stored. A fragment no transform wrote is returned as it is.
+    """
+    fragments = sample_id.split("~")[1:]
+    return tuple(transform_of_fragment(f) or f for f in fragments)
 
 
 def apply_chain(sample: Sample, specs: Sequence[TransformSpec]) -> Applied:

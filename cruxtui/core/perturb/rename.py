@@ -297,5 +297,6 @@ register(
         "shuffle (existing names permuted among the variables; seeded) | OLD=NEW[,OLD=NEW...]",
         func=_rename_transform,
         slug=_rename_slug,
+        aliases=("anon", "shuffle"),
     )
 )

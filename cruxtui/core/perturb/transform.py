@@ -76,6 +76,9 @@ class Transform:
     func: TransformFn
     slug: Callable[[str], str] | None = None
     """Short id fragment for given params (default: `name-params`)."""
+    aliases: tuple[str, ...] = ()
+    """Id fragments `slug` writes that do not start with the name (rename's `anon`), so an id can
+    be read back into its transforms."""
 
     def id_fragment(self, params: str) -> str:
         if self.slug is not None:
@@ -91,6 +94,17 @@ def register(transform: Transform) -> Transform:
     return transform
 
 
+def transform_of_fragment(fragment: str) -> str | None:
+    """The transform whose id fragment this is (`flip-compare-2` -> `flip-compare`), or None."""
+    for name in sorted(CATALOGUE, key=len, reverse=True):  # `input-char` before any `input`
+        transform = CATALOGUE[name]
+        if fragment in transform.aliases or fragment.split("-s")[0] in transform.aliases:
+            return name
+        if fragment == name or fragment.startswith(f"{name}-"):
+            return name
+    return None
+
+
 def get_transform(name: str) -> Transform:
     try:
         return CATALOGUE[name]
@@ -103,10 +117,15 @@ def apply_spec(subject: Subject, spec: TransformSpec) -> Outcome:
     """Apply one transform step; the resulting code always compiles (checked here, for every step)."""
     transform = get_transform(spec.name)
     choices = Choices(spec)
-    new, note = transform.func(subject, spec.params, choices)
+    try:
+        new, note = transform.func(subject, spec.params, choices)
+    except RecursionError:  # libcst's visitors recurse: a tree nested a few hundred levels deep
+        raise UnparsableCode("libcst cannot transform the code: it is nested too deeply") from None
     if new.code != subject.code:
         try:  # CPython's own parser: fast, and the judge of what will run
             compile(new.code, "<variant>", "exec", dont_inherit=True)
+        except (RecursionError, MemoryError):
+            raise UnparsableCode("the variant is nested too deeply to compile") from None
         except SyntaxError as exc:  # a bug in a transform, never the user's fault
             raise AssertionError(f"{spec} produced code that does not compile: {exc}") from exc
     return Outcome(new, note, choices.used)

@@ -21,7 +21,7 @@ from cruxtui.core.sandbox.pool import Limits, Outcome, Sandbox, default_sandbox
 from cruxtui.core.util import values
 from cruxtui.core.util.bounded_repr import bounded_repr
 
-EXEC_JOB = "cruxtui.core.sandbox.pool:exec_call"
+EXEC_JOB = "cruxtui.core.sandbox.jobs.checks:exec_call"
 TWICE_JOB = "cruxtui.core.sandbox.jobs.perturb_check:exec_twice"
 
 VARIANT_LIMITS = Limits(timeout=0.5)

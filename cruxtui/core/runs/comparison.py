@@ -8,11 +8,10 @@ run is really better on this set.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 from cruxtui.core.runs.store import RunInfo, RunStore
-from cruxtui.core.scoring.passk import bootstrap
+from cruxtui.core.scoring.passk import paired_intervals
 from cruxtui.core.util.natural import natural_key
 
 
@@ -58,21 +57,7 @@ class Comparison:
         }
 
 
-def _paired_delta_interval(
-    pairs: list[tuple[float, float]], resamples: int = 2000, seed: int = 0
-) -> tuple[float, float]:
-    if not pairs:
-        return (0.0, 0.0)
-    rng = random.Random(seed)
-    n = len(pairs)
-    deltas = sorted(sum(b - a for a, b in rng.choices(pairs, k=n)) / n for _ in range(resamples))
-    return deltas[int(0.025 * (resamples - 1))], deltas[int(0.975 * (resamples - 1))]
-
-
-def _interval(counts: list[tuple[int, int]]) -> tuple[float, float]:
-    """95% percentile bootstrap interval of pass@1 (0..1) over these samples' (n, c)."""
-    pct = bootstrap(counts, 1, resamples=2000, percentiles=(2.5, 97.5))
-    return pct["2.5"] / 100, pct["97.5"] / 100
+_RESAMPLES = 2000
 
 
 def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
@@ -81,11 +66,9 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
     counts_a, counts_b = store.counts(a.id), store.counts(b.id)
     shared = sorted(set(counts_a) & set(counts_b), key=natural_key)
     rates = [(counts_a[s][1] / counts_a[s][0], counts_b[s][1] / counts_b[s][0]) for s in shared]
-    interval_a, interval_b = (
-        _interval([counts[s] for s in shared]) for counts in (counts_a, counts_b)
-    )
     ra = [x for x, _ in rates]
     rb = [y for _, y in rates]
+    interval_b, interval_a, interval_delta = paired_intervals(rb, ra, _RESAMPLES)
     disagreements = [
         Disagreement(s, x, y)
         for s, (x, y) in zip(shared, rates, strict=True)
@@ -100,6 +83,6 @@ def compare_runs(store: RunStore, ref_a: str, ref_b: str) -> Comparison:
         pass_b=sum(rb) / len(rb) if rb else 0.0,
         interval_a=interval_a,
         interval_b=interval_b,
-        interval_delta=_paired_delta_interval(rates),
+        interval_delta=interval_delta,
         disagreements=disagreements,
     )

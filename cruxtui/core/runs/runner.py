@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from cruxtui.core.data.dataset import Sample
+from cruxtui.core.models.backend import truncated_while_thinking
 from cruxtui.core.runs.store import (
     DONE,
     INCOMPLETE,
@@ -82,6 +83,10 @@ class RunListener:
         of the model's own text follow)."""
 
     def on_chunk(self, sample_id: str, index: int, text: str) -> None: ...
+
+    def on_thinking(self, sample_id: str, index: int, text: str, moved: bool) -> None:
+        """Thinking streams in (kept apart from the answer text). `moved`: `text` is the answer
+        text streamed so far, which turned out to be thinking: drop it from the answer."""
 
     def on_restart(self, sample_id: str, index: int, prefix: str, reason: str) -> None:
         """A stream broke off after some text and starts over: drop the partial text."""
@@ -163,6 +168,18 @@ def prepare_run(
     return info, plan
 
 
+TRUNCATED_WHILE_THINKING = "truncated while thinking"
+
+
+def truncated_reason(max_tokens: int | None) -> str:
+    """The verdict reason of a generation cut by max_tokens before its thinking ended."""
+    budget = f"max_tokens={max_tokens}" if max_tokens else "max_tokens"
+    return (
+        f"{TRUNCATED_WHILE_THINKING}: {budget} ran out before the model answered; "
+        "give reasoning models more room with --max-tokens"
+    )
+
+
 def is_fatal(exc: BaseException) -> bool:
     """Errors where every further request would fail the same way (bad key, unknown model...)."""
     return bool(getattr(exc, "fatal", False))
@@ -191,7 +208,10 @@ class Runner:
         self.plan = plan
         self.store = store
         self.samples = samples
-        self.concurrency = max(1, concurrency)
+        # An endpoint that declares its concurrency never gets more requests at once (the backend
+        # enforces it too, for every caller).
+        limit = getattr(plan.backend, "concurrency", None)
+        self.concurrency = max(1, min(concurrency, limit) if limit else concurrency)
         self.stream = stream
         self.listener = listener or RunListener()
         self.scorer = scorer or default_scorer
@@ -302,12 +322,14 @@ class Runner:
     def _params(self, n: int, index: int) -> Any:
         """Sampling params for one request of `n` completions starting at generation `index`.
 
-        Separate single requests with one fixed seed would all return the same text, so each index
-        gets seed + index."""
+        Separate requests with one fixed seed would all return the same text, so a request that
+        starts at generation `index` gets seed + index (a backend that must emulate `n` adds k for
+        its k-th completion): generation i is always sampled with seed + i, or as a choice of the
+        request seeded for the first of its batch."""
         params = self.plan.params
         seed = getattr(params, "seed", None)
         changes: dict[str, Any] = {"n": n}
-        if seed is not None and n == 1:
+        if seed is not None:
             changes["seed"] = seed + index
         return replace(params, **changes)
 
@@ -321,22 +343,21 @@ class Runner:
             prompt,
             self._params(1, index),
             on_chunk=lambda chunk: self.listener.on_chunk(sid, index, chunk),
+            on_thinking=lambda text, moved: self.listener.on_thinking(sid, index, text, moved),
             on_restart=lambda reason: self.listener.on_restart(sid, index, prefix, reason),
             index=index,
         )
         return [(index, comp)]
 
     async def _request(self, indices: list[int], prompt: Any) -> list[tuple[int, Any]]:
-        """One request for len(indices) completions: they arrive, and are stored, together."""
-        start = time.monotonic()
+        """One request for len(indices) completions (the backend asks again, one by one, when the
+        server returns fewer): they are stored together. Each keeps its own latency, measured by
+        the backend from its request leaving, so time spent queued is not counted."""
         completions = await self.plan.backend.complete(
             prompt, self._params(len(indices), indices[0]), index=indices[0]
         )
-        latency = time.monotonic() - start
         if len(completions) < len(indices):
             raise RuntimeError(f"asked for {len(indices)} completions, got {len(completions)}")
-        for comp in completions:
-            comp.latency = latency
         return list(zip(indices, completions, strict=False))
 
     async def _score(self, sid: str, prompt: Any, done: list[tuple[int, Any]]) -> list[Generation]:
@@ -356,8 +377,16 @@ class Runner:
             self._verdicts.update({(sid, a): v for a, v in verdicts.items()})
         gens = []
         for (index, comp), raw, (answer, why) in zip(done, raws, found, strict=True):
+            reasoning = getattr(comp, "reasoning", None)
             if answer is None:
                 passed, kind, reason, official = False, "unparsable", why, None
+                if truncated_while_thinking(comp.finish_reason, reasoning, comp.text):
+                    reason = truncated_reason(getattr(self.plan.params, "max_tokens", None))
+                elif reasoning and not comp.text.strip() and comp.finish_reason == "stop":
+                    reason = (
+                        "stopped while thinking: the model wrote a stop sequence "
+                        "(e.g. [/ANSWER]) inside its thinking"
+                    )
             else:
                 verdict = self._verdicts[(sid, answer)]
                 passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
@@ -376,6 +405,9 @@ class Runner:
                     tokens_in=comp.tokens_in,
                     tokens_out=comp.tokens_out,
                     finish_reason=comp.finish_reason,
+                    reasoning=reasoning,
+                    seed=getattr(comp, "seed", None),
+                    obtained=getattr(comp, "obtained", None) or None,
                 )
             )
         return gens

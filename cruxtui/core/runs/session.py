@@ -51,6 +51,9 @@ class RunSettings:
     api: str | None = None
     api_key: str | None = field(default=None, repr=False)
     timeout: float | None = None
+    """Longest wait for any data (None: the endpoint's, else 60 s)."""
+    deadline: float | None = None
+    """Longest time one request may take in all (None: the endpoint's, else from max_tokens)."""
     retries: int | None = None
     """Retries per request (None: the backend's default policy)."""
     concurrency: int | None = None
@@ -84,6 +87,7 @@ def connect(
         api=settings.api,
         api_key=settings.api_key,
         timeout=settings.timeout,
+        deadline=settings.deadline,
         retry=RetryPolicy(attempts=settings.retries + 1) if settings.retries is not None else None,
         on_retry=on_retry,
     )
@@ -232,8 +236,9 @@ async def live_run(
     show_stored: Callable[[Generation], None] | None = None,
     backend: Backend | None = None,
 ) -> RunSummary:
-    """The run panel's run: one sample, streamed, at most 4 requests in flight. Generations this
-    configuration already stored for the sample are passed to `show_stored` first."""
+    """The run panel's run: one sample, streamed, `settings.concurrency` requests in flight (else
+    at most 4; an endpoint's own `concurrency` always applies). Generations this configuration
+    already stored for the sample are passed to `show_stored` first."""
     session = await open_session(store, dataset, settings, backend=backend)
     if show_stored is not None:
         try:
@@ -243,5 +248,8 @@ async def live_run(
             await session.backend.aclose()
             raise
     return await session.run(
-        {sample.id: sample}, listener=listener, stream=True, concurrency=min(settings.n, 4)
+        {sample.id: sample},
+        listener=listener,
+        stream=True,
+        concurrency=settings.concurrency or min(settings.n, 4),
     )

@@ -27,9 +27,13 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cruxtui.core.util.paths import data_dir
+from cruxtui.core.util.redact import redact, redact_optional
 
 STORE_NAME = "runs.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: the first release. 2: generations gain `reasoning` (the model's thinking, kept apart from
+`raw`), `seed` (of the request that produced it) and `obtained` (how: a choice of an n-request,
+its own request, a stream...)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -65,6 +69,9 @@ CREATE TABLE IF NOT EXISTS generations (
     tokens_out INTEGER,
     finish_reason TEXT,
     created REAL NOT NULL,
+    reasoning TEXT,
+    seed INTEGER,
+    obtained TEXT,
     PRIMARY KEY (run, sample_id, idx)
 );
 CREATE TABLE IF NOT EXISTS failures (
@@ -76,6 +83,43 @@ CREATE TABLE IF NOT EXISTS failures (
 );
 CREATE INDEX IF NOT EXISTS failures_run ON failures(run);
 """
+
+_ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("generations", "reasoning", "TEXT"),
+    ("generations", "seed", "INTEGER"),
+    ("generations", "obtained", "TEXT"),
+)
+"""Columns added since the first release, in order: a store that lacks them gains them, in place."""
+
+_GEN_COLUMNS = (
+    "sample_id, idx, raw, answer, kind, passed, reason, official, latency, tokens_in, tokens_out,"
+    " finish_reason, created, reasoning, seed, obtained"
+)
+_INSERT_GEN = (
+    f"INSERT OR IGNORE INTO generations (run, {_GEN_COLUMNS})"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring an older store up to this schema in one transaction, losing nothing: added columns
+    are NULL in existing rows (no thinking, seed or origin recorded then). Checked by column, not
+    by `user_version` alone: two processes may open the same old store at once, and an older
+    cruxtui writes its own version number back."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for table, column, kind in _ADDED_COLUMNS:
+            have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version < SCHEMA_VERSION:  # a newer cruxtui's store keeps its number
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
 
 # Run status values. "running" whose process is gone is shown as "interrupted".
 RUNNING, DONE, INCOMPLETE, INTERRUPTED, IMPORTED = (
@@ -186,9 +230,55 @@ class Generation:
     """What the answer evaluated to (the verdict's `produced`), when it was evaluated."""
     extraction_error: str | None = None
     """Why no answer could be extracted from `raw`, when none could."""
+    reasoning: str | None = None
+    """The model's thinking (a reasoning field or a `<think>` block), None when it had none; never
+    part of `raw`, and never where the answer is taken from."""
+    seed: int | None = None
+    """The seed of the request that produced it (None: none sent)."""
+    obtained: str | None = None
+    """How it was obtained: a choice of a request for n, its own request, a stream, recorded..."""
+
+    @property
+    def chain(self) -> str:
+        """The thinking and the answer text together: the chain of thought to align and show."""
+        from cruxtui.core.models.thinking import chain_of_thought
+
+        return chain_of_thought(self.reasoning, self.raw)
+
+    def row(self, run_id: str, now: float) -> tuple[Any, ...]:
+        """The generation as a row of the `generations` table (`now` when not yet stored); every
+        text is redacted, as everything the store keeps may end up in a shared case file."""
+        return (
+            run_id,
+            self.sample_id,
+            self.index,
+            redact(self.raw),
+            redact_optional(self.answer),
+            self.kind,
+            int(self.passed),
+            redact(self.reason),
+            None if self.official is None else int(self.official),
+            self.latency,
+            self.tokens_in,
+            self.tokens_out,
+            self.finish_reason,
+            now if self.created is None else self.created,
+            redact_optional(self.reasoning),
+            self.seed,
+            self.obtained,
+        )
 
 
-CASE_FIELDS = ("raw", "answer", "passed", "kind", "reason", "produced", "extraction_error")
+CASE_FIELDS = (
+    "raw",
+    "answer",
+    "passed",
+    "kind",
+    "reason",
+    "produced",
+    "extraction_error",
+    "reasoning",
+)
 """The fields of a `Generation` a case file records (its sample and index are the case's)."""
 
 
@@ -258,6 +348,13 @@ def _pid_alive(pid: int | None) -> bool:
     return True
 
 
+def _create_private(path: Path) -> None:
+    """Create the store file 0600 before SQLite does (it would follow the umask, and the WAL and
+    shared-memory files take the database file's mode): runs hold raw model answers."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
 class RunStore:
     """One SQLite file of runs. Thread-safe (one connection behind a lock); usable as a context manager."""
 
@@ -265,6 +362,7 @@ class RunStore:
         self.path = Path(path) if path else default_store_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode survives the process being killed (only power loss can drop the
@@ -273,7 +371,7 @@ class RunStore:
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            _migrate(self._db)
         except sqlite3.DatabaseError as exc:
             raise RunStoreError(f"{self.path}: cannot open the run store ({exc})") from None
         self._lock = threading.Lock()
@@ -448,60 +546,17 @@ class RunStore:
         """Commit one generation now. False if that (sample, index) was already stored."""
         created = time.time() if gen.created is None else gen.created
         with self._tx() as db:
-            cur = db.execute(
-                "INSERT OR IGNORE INTO generations (run, sample_id, idx, raw, answer, kind, passed,"
-                " reason, official, latency, tokens_in, tokens_out, finish_reason, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    gen.sample_id,
-                    gen.index,
-                    gen.raw,
-                    gen.answer,
-                    gen.kind,
-                    int(gen.passed),
-                    gen.reason,
-                    None if gen.official is None else int(gen.official),
-                    gen.latency,
-                    gen.tokens_in,
-                    gen.tokens_out,
-                    gen.finish_reason,
-                    created,
-                ),
-            )
+            cur = db.execute(_INSERT_GEN, gen.row(run_id, created))
             db.execute("UPDATE runs SET updated = ? WHERE id = ?", (created, run_id))
             return cur.rowcount == 1
 
     def add_generations(self, run_id: str, gens: Iterable[Generation]) -> int:
         """Many generations in one transaction (imports); returns how many were new."""
         now = time.time()
-        rows = [
-            (
-                run_id,
-                g.sample_id,
-                g.index,
-                g.raw,
-                g.answer,
-                g.kind,
-                int(g.passed),
-                g.reason,
-                None if g.official is None else int(g.official),
-                g.latency,
-                g.tokens_in,
-                g.tokens_out,
-                g.finish_reason,
-                now if g.created is None else g.created,
-            )
-            for g in gens
-        ]
+        rows = [g.row(run_id, now) for g in gens]
         with self._tx() as db:
             before = db.total_changes
-            db.executemany(
-                "INSERT OR IGNORE INTO generations (run, sample_id, idx, raw, answer, kind, passed,"
-                " reason, official, latency, tokens_in, tokens_out, finish_reason, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            db.executemany(_INSERT_GEN, rows)
             added = db.total_changes - before
             db.execute("UPDATE runs SET updated = ? WHERE id = ?", (time.time(), run_id))
             return added
@@ -511,7 +566,7 @@ class RunStore:
         with self._tx() as db:
             db.execute(
                 "INSERT INTO failures (run, sample_id, idx, error, created) VALUES (?, ?, ?, ?, ?)",
-                (run_id, sample_id, index, error, time.time()),
+                (run_id, sample_id, index, redact(error), time.time()),
             )
 
     def failures(self, run_id: str) -> list[tuple[str, int | None, str]]:
@@ -543,10 +598,7 @@ class RunStore:
         return out
 
     def generations(self, run_id: str, sample_id: str | None = None) -> list[Generation]:
-        sql = (
-            "SELECT sample_id, idx, raw, answer, kind, passed, reason, official, latency,"
-            " tokens_in, tokens_out, finish_reason, created FROM generations WHERE run = ?"
-        )
+        sql = f"SELECT {_GEN_COLUMNS} FROM generations WHERE run = ?"
         args: list[Any] = [run_id]
         if sample_id is not None:
             sql += " AND sample_id = ?"
@@ -567,6 +619,9 @@ class RunStore:
                 tokens_out=r[10],
                 finish_reason=r[11],
                 created=r[12],
+                reasoning=r[13],
+                seed=r[14],
+                obtained=r[15],
             )
             for r in rows
         ]

@@ -14,8 +14,10 @@ Two modes:
   paper's separate OpenAI script differs in one case: a chain of thought without ``[ANSWER]``
   keeps only its last line there; here, as in ``inference/tasks``, the whole text.)
 
-For the output task the answer is the value expression (``[1, 2]``); for the input task the call
-(``f(1, 2)``).
+For the output task the answer is the value expression (``[1, 2]``) of an assertion about
+``f(...)`` (an ``assert len(xs) == 0`` about a helper the model wrote is no answer); for the input
+task the call (``f(1, 2)``). Either way, a reasoning model's thinking (a ``<think>`` block) is cut
+off first: an answer is never taken from inside the thinking.
 """
 
 from __future__ import annotations
@@ -25,11 +27,39 @@ import re
 from dataclasses import dataclass
 
 from cruxtui.core.models.prompts import ANSWER_CLOSE, ANSWER_OPEN
+from cruxtui.core.models.thinking import split_thinking
 
 EXTRACTION_MODES: tuple[str, ...] = ("strict", "official")
 
-_FENCE = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_OPEN_FENCE = re.compile(r"[ \t]*(`{3,})[ \t]*[\w+.-]*[ \t]*")
 _ASSERT = re.compile(r"\bassert\b")
+
+
+def _fences(text: str) -> list[str]:
+    """The contents of the fenced code blocks in `text`, in order.
+
+    Read line by line as Markdown does: a block opens on a line of three or more backticks with
+    an optional language, and closes on a line of at least as many backticks and nothing else,
+    so a closing fence is never taken for the opening of the next block. A block still open at
+    the end runs to the end (the stop sequence often eats the last fence)."""
+    blocks: list[str] = []
+    current: list[str] | None = None
+    ticks = ""
+    for line in text.split("\n"):
+        if current is None:
+            opened = _OPEN_FENCE.fullmatch(line)
+            if opened:
+                current, ticks = [], opened.group(1)
+            continue
+        stripped = line.strip()
+        if stripped.startswith(ticks) and not stripped.strip("`"):
+            blocks.append("\n".join(current))
+            current = None
+            continue
+        current.append(line)
+    if current is not None:
+        blocks.append("\n".join(current))
+    return blocks
 
 
 @dataclass(frozen=True)
@@ -49,6 +79,7 @@ def extract(raw: str, task: str, mode: str = "strict") -> Extraction:
     """The answer in `raw` for `task` ("output" or "input") under `mode` ("strict"/"official")."""
     if task not in ("output", "input"):
         raise ValueError(f"unknown task {task!r} (expected output or input)")
+    raw = split_thinking(raw).answer
     if mode == "strict":
         return _strict(raw, task)
     if mode == "official":
@@ -83,7 +114,9 @@ def _official(raw: str, task: str) -> Extraction:
 def _strict(raw: str, task: str) -> Extraction:
     text = raw.replace("\r\n", "\n").strip()
     if not text:
-        return Extraction(None, "empty response")
+        return Extraction(
+            None, "empty response (no answer after the thinking)" if raw else "empty response"
+        )
 
     region, where = _answer_region(text)
     if region is not None:
@@ -91,7 +124,7 @@ def _strict(raw: str, task: str) -> Extraction:
         if result.ok or where.startswith("[ANSWER]"):
             return Extraction(result.answer, f"{result.reason} ({where})")
 
-    for block in reversed(_FENCE.findall(text)):
+    for block in reversed(_fences(text)):
         if _ASSERT.search(block):
             result = _from_region(block, task)
             if result.ok:
@@ -106,7 +139,7 @@ def _strict(raw: str, task: str) -> Extraction:
     bare = _bare(text, task)
     if bare.ok:
         return bare
-    for block in reversed(_FENCE.findall(text)):
+    for block in reversed(_fences(text)):
         fenced = _bare(block, task)
         if fenced.ok:
             return Extraction(fenced.answer, f"{fenced.reason} (code fence)")
@@ -135,15 +168,20 @@ def _answer_region(text: str) -> tuple[str | None, str]:
 def _from_region(region: str, task: str) -> Extraction:
     """The answer inside an answer block: an assertion, or a bare value / call."""
     inner = region.strip()
-    fences = _FENCE.findall(inner)
+    fences = _fences(inner)
     if fences:
         inner = fences[0].strip()
     inner = inner.strip("`").strip()
     if not inner:
         return Extraction(None, "the answer block is empty")
-    match = _ASSERT.search(inner)
-    if match:
-        return _parse_assert_at(inner, match.start(), task)
+    first: Extraction | None = None
+    for match in _ASSERT.finditer(inner):
+        result = _parse_assert_at(inner, match.start(), task)
+        if result.ok:
+            return result
+        first = first or result
+    if first is not None:
+        return first
     return _bare(inner, task)
 
 
@@ -189,6 +227,11 @@ def _split_assert(stmt: ast.Assert, source: str, task: str) -> Extraction:
     if len(test.ops) > 1:
         return Extraction(None, "the assertion chains several comparisons")
     if task == "output":
+        if not _is_call_to_f(test.left):
+            left = ast.get_source_segment(source, test.left) or ""
+            return Extraction(
+                None, f"the assertion is not about f(...): {' '.join(left.split())[:60]}"
+            )
         value = _right_of_eq(source, test)
         if value is None:
             return Extraction(None, "could not locate the asserted value")
@@ -240,7 +283,7 @@ def _bare(text: str, task: str) -> Extraction:
     except (ValueError, RecursionError, MemoryError) as exc:
         return Extraction(None, f"the text is not a Python expression ({type(exc).__name__})")
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-        if task == "input" and not _is_call_to_f(node.left):
+        if not _is_call_to_f(node.left):
             return Extraction(None, "left of == is not a call to f")
         segment = (
             ast.get_source_segment(candidate, node.left)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,7 +17,7 @@ from cruxtui.core.sandbox.pool import Limits, Outcome, Sandbox
 from cruxtui.core.util import values
 
 _JOBS = "cruxtui.core.sandbox.jobs.checks"
-EXEC_CALL = "cruxtui.core.sandbox.pool:exec_call"
+EXEC_CALL = "cruxtui.core.sandbox.jobs.checks:exec_call"
 EVAL_ARGUMENTS = f"{_JOBS}:eval_arguments"
 CALL_F = f"{_JOBS}:call_f"
 EVAL_PURE = f"{_JOBS}:eval_pure"
@@ -48,8 +49,12 @@ def jobs_of(request: Request) -> tuple[Job, ...]:
     return request if isinstance(request, tuple) else (request,)
 
 
-def run_jobs(box: Sandbox, jobs: list[Job]) -> dict[str, Outcome]:
-    """Run each distinct job once; batchable jobs share children (`run_many`), 32 at a time."""
+def stream_jobs(box: Sandbox, jobs: list[Job]) -> Iterator[tuple[str, Outcome]]:
+    """Run each distinct job once, yielding (key, outcome) as they finish; batchable jobs share
+    children (`run_many`), 32 at a time, and what a batch could not settle runs again alone.
+
+    As they finish, not in order: the caller hands each outcome on and lets it go, so no more
+    values are held than there are checks in flight."""
     distinct: dict[str, Job] = {}
     for job in jobs:
         distinct.setdefault(job.key, job)
@@ -60,7 +65,8 @@ def run_jobs(box: Sandbox, jobs: list[Job]) -> dict[str, Outcome]:
             groups.setdefault(job.limits, []).append(job)
         else:
             singles.append(job)
-    batches: list[tuple[Job, list[Job]]] = []
+    batches: dict[str, list[Job]] = {}
+    runs: list[Job] = []
     for limits, group in groups.items():
         group.sort(key=lambda j: j.payload["code"])  # a sample's jobs together: fewer retries
         for start in range(0, len(group), _BATCH_SIZE):
@@ -72,34 +78,41 @@ def run_jobs(box: Sandbox, jobs: list[Job]) -> dict[str, Outcome]:
             each = limits or box.limits
             # Room for one item to use its whole time plus all the quick ones; see `run_many`.
             whole = replace(each, timeout=2 * each.timeout + 1, cpu_seconds=None)
-            batches.append((Job(RUN_MANY, {"items": items, "timeout": each.timeout}, whole), chunk))
-    outcomes = _map(box, [job for job, _ in batches] + singles)
+            batch = Job(RUN_MANY, {"items": items, "timeout": each.timeout}, whole)
+            batches[batch.key] = chunk
+            runs.append(batch)
+    runs += singles
     retry: list[Job] = []
-    for batch, group in batches:
-        result = outcomes.pop(batch.key)
-        parts = result.value if result.ok and type(result.value) is list else None
-        if parts is None or len(parts) != len(group):
-            retry.extend(group)
+    for job, result in _unordered(box, runs):
+        if job.key not in batches:
+            yield job.key, result
             continue
-        share = result.elapsed / len(group)
-        for job, part in zip(group, parts, strict=True):
+        members = batches.pop(job.key)
+        parts = result.value if result.ok and type(result.value) is list else None
+        if parts is None or len(parts) != len(members):
+            retry.extend(members)
+            continue
+        share = result.elapsed / len(members)
+        size = result.size // len(members)
+        for member, part in zip(members, parts, strict=True):
             status, value = (
                 (part + [None, None])[:2] if type(part) is list else ("bad_result", None)
             )
             if status == "ok":
-                outcomes[job.key] = Outcome("ok", value, "", share)
+                yield member.key, Outcome("ok", value, "", share, size)
             elif status in ("exception", "timeout"):
-                outcomes[job.key] = Outcome(status, None, str(value), share)
+                yield member.key, Outcome(status, None, str(value), share)
             else:
-                retry.append(job)  # skipped, memory, odd values: judge it alone, as a single job
-    outcomes.update(_map(box, retry))
-    return outcomes
+                retry.append(member)  # skipped, memory, odd values: judge it alone
+        del parts, result
+    yield from ((job.key, result) for job, result in _unordered(box, retry))
 
 
 _BATCH_SIZE = 32
 """Most jobs sharing one child: a batch that times out is re-run job by job, so keep it modest."""
 
 
-def _map(box: Sandbox, jobs: list[Job]) -> dict[str, Outcome]:
+def _unordered(box: Sandbox, jobs: list[Job]) -> Iterator[tuple[Job, Outcome]]:
     items = ((job.name, job.payload, job.limits) for job in jobs)
-    return {job.key: outcome for job, outcome in zip(jobs, box.map(items), strict=True)}
+    for position, outcome in box.map_unordered(items):
+        yield jobs[position], outcome

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cruxtui.core.data.dataset import Dataset
-from cruxtui.core.data.textfile import UnreadableFile, read_bytes
-from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.core.data.textfile import UnreadableFile, json_value_problem, read_bytes
+from cruxtui.core.util.atomic import write_shared_text
 
 Generations = dict[str, list[str]]
 
@@ -88,6 +88,8 @@ def read_document(path: str | os.PathLike[str]) -> tuple[Any, str]:
         ) from None
     except RecursionError:
         raise GenerationsError(path, None, "not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer longer than Python converts, say
+        raise GenerationsError(path, None, f"not usable JSON: {json_value_problem(exc)}") from None
     return data, hashlib.sha256(raw).hexdigest()
 
 
@@ -133,9 +135,15 @@ def check_sample_ids(
         )
 
 
+def write_generations(path: str | os.PathLike[str], generations: Generations) -> None:
+    """Write a generations file atomically, in the benchmark's format (`cruxtui export`): a file
+    meant to be shared, so keys are redacted and its mode follows the umask."""
+    write_shared_text(path, json.dumps(generations, indent=1) + "\n")
+
+
 def write_scored(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
     """Write a scored document atomically (a failure leaves no partial file)."""
-    atomic_write_text(path, json.dumps(document, indent=None, ensure_ascii=False) + "\n")
+    write_shared_text(path, json.dumps(document, indent=None, ensure_ascii=False) + "\n")
 
 
 def _parse_verdicts(data: Any, path: str | os.PathLike[str]) -> dict[str, list[bool]]:

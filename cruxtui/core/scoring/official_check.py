@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Generator
-from typing import Any
 
 from cruxtui.core.data.dataset import Sample
 from cruxtui.core.sandbox.pool import Limits, Outcome
 from cruxtui.core.scoring.check_jobs import OFFICIAL_CHECK, Job
 from cruxtui.core.scoring.strict_check import StrictVerdict, is_pure, parse_prediction
+from cruxtui.core.util.safe_ast import same_tree
 
 MAX_OFFICIAL_CHARS = 1_000_000
 """Longer predictions are not even run through the official check (counted as its failure)."""
@@ -114,16 +114,4 @@ def same_comparison(spliced: ast.Module, output: str, prediction: str) -> bool:
     expected = parse_prediction(output)
     if isinstance(alone, str) or isinstance(expected, str):
         return False
-    return _same_tree(test.left, expected.body) and _same_tree(test.comparators[0], alone.body)
-
-
-def _same_tree(a: Any, b: Any) -> bool:
-    """Structural equality of two ASTs, positions ignored (what comparing `ast.dump`s says, without
-    formatting both trees as text)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, ast.AST):
-        return all(_same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(_same_tree, a, b))
-    return bool(a == b)
+    return same_tree(test.left, expected.body) and same_tree(test.comparators[0], alone.body)

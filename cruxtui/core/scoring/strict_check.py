@@ -16,6 +16,7 @@ from typing import Any
 from cruxtui.core.data.dataset import Sample
 from cruxtui.core.sandbox.pool import Outcome
 from cruxtui.core.scoring.check_jobs import CALL_F, EVAL_ARGUMENTS, EVAL_PURE, EXEC_CALL, Job
+from cruxtui.core.util import values
 from cruxtui.core.util.bounded_repr import bounded_call, bounded_repr, shorten
 
 MAX_PREDICTION_CHARS = 20_000
@@ -208,6 +209,8 @@ def _literal_arguments(call: ast.Call) -> tuple[list[Any], dict[str, Any]] | Non
         if keyword.arg is None or value is None:  # `**mapping`, or a value that is not a literal
             return None
         kwargs[keyword.arg] = value[0]
+    if not values.is_plain([args, kwargs]):
+        return None  # too deep for the wire: evaluated in the sandbox instead, like any call
     return args, kwargs
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from cruxtui.core.data.dataset import Sample
 from cruxtui.core.sandbox.pool import Outcome, Sandbox, default_sandbox
-from cruxtui.core.scoring.check_jobs import Job, Request, jobs_of, run_jobs
+from cruxtui.core.scoring.check_jobs import Job, Request, jobs_of, stream_jobs
 from cruxtui.core.scoring.official_check import derived_official, official_passed, official_plan
 from cruxtui.core.scoring.strict_check import StrictVerdict, input_steps, output_steps
 
@@ -179,20 +179,80 @@ def check_many(
         except StopIteration as stop:
             finish(slot, stop.value)
     box = sandbox
-    outcomes: dict[str, Outcome] = {}  # across rounds: f(*[x]) needs the same run as f(x)
+    kept = _Kept()  # across rounds: f(*[x]) needs the same run as f(x)
     while waiting:
         box = box or default_sandbox()
-        jobs = [job for _, _, request in waiting for job in jobs_of(request)]
-        outcomes.update(run_jobs(box, [job for job in jobs if job.key not in outcomes]))
-        next_round: list[tuple[int, _Steps, Request]] = []
-        for slot, steps, request in waiting:
-            if isinstance(request, tuple):
-                answer: Any = tuple(outcomes[job.key] for job in request)
-            else:
-                answer = outcomes[request.key]
-            try:
-                next_round.append((slot, steps, steps.send(answer)))
-            except StopIteration as stop:
-                finish(slot, stop.value)
-        waiting = next_round
+        waiting = _round(box, waiting, kept, finish)
     return [results[index[(s.id, s.code, p)]] for s, p in pairs]
+
+
+class _Kept:
+    """Outcomes kept from earlier rounds, within a byte budget: identical jobs of later rounds
+    reuse them; past the budget (huge values) a later identical job simply runs again."""
+
+    BUDGET = 64 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, Outcome] = {}
+        self.bytes = 0
+
+    def keep(self, key: str, outcome: Outcome) -> None:
+        cost = len(key) + outcome.size
+        if key not in self.outcomes and self.bytes + cost <= self.BUDGET:
+            self.outcomes[key] = outcome
+            self.bytes += cost
+
+
+def _round(
+    box: Sandbox,
+    waiting: list[tuple[int, _Steps, Request]],
+    kept: _Kept,
+    finish: Callable[[int, Verdict], None],
+) -> list[tuple[int, _Steps, Request]]:
+    """Run every job the waiting checks asked for; hand each check its answer as soon as all of
+    its jobs are done, and forget each outcome once every check waiting on it has it. So the
+    scorer holds the values of the checks in flight, never those of the whole file."""
+    next_round: list[tuple[int, _Steps, Request]] = []
+    missing: list[int] = []  # per waiting check: how many of its jobs are still to come
+    waiters: dict[str, list[int]] = {}  # job key -> the waiting checks that asked for it
+    users: dict[str, int] = {}  # job key -> checks not yet answered that need its outcome
+    got: dict[str, Outcome] = {}
+    distinct: dict[str, Job] = {}
+    for position, (_, _, request) in enumerate(waiting):
+        keys = {job.key: job for job in jobs_of(request)}
+        missing.append(len(keys))
+        for key, job in keys.items():
+            waiters.setdefault(key, []).append(position)
+            users[key] = users.get(key, 0) + 1
+            distinct.setdefault(key, job)
+
+    def answer(position: int) -> None:
+        slot, steps, request = waiting[position]
+        reply: Any = (
+            tuple(got[job.key] for job in request)
+            if isinstance(request, tuple)
+            else got[request.key]
+        )
+        for key in {job.key for job in jobs_of(request)}:
+            users[key] -= 1
+            if users[key] == 0:
+                del got[key]  # nobody else needs this value: let it go
+        try:
+            next_round.append((slot, steps, steps.send(reply)))
+        except StopIteration as stop:
+            finish(slot, stop.value)
+
+    def arrived(key: str, outcome: Outcome) -> None:
+        got[key] = outcome
+        for position in waiters.pop(key):
+            missing[position] -= 1
+            if missing[position] == 0:
+                answer(position)
+
+    todo = [job for key, job in distinct.items() if key not in kept.outcomes]
+    for key in [key for key in distinct if key in kept.outcomes]:
+        arrived(key, kept.outcomes[key])
+    for key, outcome in stream_jobs(box, todo):
+        kept.keep(key, outcome)
+        arrived(key, outcome)
+    return next_round

@@ -11,7 +11,7 @@ crosses the process boundary quickly.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cruxtui.core.sandbox.jobs import tracer
@@ -44,6 +44,10 @@ class Step:
     changed: list[str]
     value: str | None = None  # repr of return value / "Type: msg" for exception events
     frame: int = 0  # which function activation (same number = same frame, e.g. loop iterations)
+    values: list[tuple[str, str]] = field(default_factory=list)
+    """For `line` steps: (source, bounded repr) of the line's side-effect-free sub-expressions
+    (call results, subscripts, slices, comparisons), as they evaluate on the state the line
+    starts from (`cruxtui.core.sandbox.jobs.line_values`)."""
 
 
 @dataclass
@@ -128,6 +132,7 @@ class Trace:
         data = asdict(self)
         for step in data["steps"]:
             step["locals"] = [list(pair) for pair in step["locals"]]
+            step["values"] = [list(pair) for pair in step["values"]]
         return data
 
     @classmethod
@@ -143,6 +148,7 @@ class Trace:
                 changed=list(s["changed"]),
                 value=s.get("value"),
                 frame=int(s.get("frame", 0)),
+                values=[(src, r) for src, r in s.get("values", [])],
             )
             for s in d["steps"]
         ]
@@ -168,6 +174,7 @@ def trace_job(payload: dict[str, Any]) -> dict[str, Any]:
         expected=payload.get("expected"),
         max_steps=int(payload.get("max_steps", DEFAULT_MAX_STEPS)),
         timeout=float(payload.get("timeout", DEFAULT_TIMEOUT)),
+        line_values=payload.get("line_values", True) is True,
     )
 
 
@@ -198,10 +205,26 @@ def from_wire(code: str, call: str, wire: dict[str, Any]) -> Trace:
     raw = json.loads(wire["steps"])
     if type(raw) is not list:
         raise ValueError("steps is not a list")
+    exprs = _checked_exprs(wire.get("exprs", {}))
     frames: dict[int, dict[str, str]] = {}
     steps: list[Step] = []
     for index, record in enumerate(raw):
-        event, line, depth, func, fid, changes, removed, value = _checked(record)
+        if type(record) is not list or len(record) not in (8, 9):
+            raise ValueError("a step is not a list of 8 or 9 fields")
+        event, line, depth, func, fid, changes, removed, value = _checked(record[:8])
+        computed: list[tuple[str, str]] = []
+        if len(record) == 9:
+            sources = exprs.get(line, [])
+            for pair in record[8]:
+                if not (
+                    type(pair) is list
+                    and len(pair) == 2
+                    and type(pair[0]) is int
+                    and type(pair[1]) is str
+                    and 0 <= pair[0] < len(sources)
+                ):
+                    raise ValueError("a step has malformed sub-expression values")
+                computed.append((sources[pair[0]], pair[1]))
         shown = frames.setdefault(fid, {})
         for name in removed:
             shown.pop(name, None)
@@ -218,6 +241,7 @@ def from_wire(code: str, call: str, wire: dict[str, Any]) -> Trace:
                 [n for n, _ in changes],
                 value,
                 fid,
+                computed,
             )
         )
     return Trace(
@@ -237,8 +261,18 @@ def from_wire(code: str, call: str, wire: dict[str, Any]) -> Trace:
 _EVENTS = frozenset({"call", "line", "return", "exception"})
 
 
+def _checked_exprs(raw: Any) -> dict[int, list[str]]:
+    """The per-line sub-expression sources of the wire form, type-checked."""
+    if type(raw) is not dict or not all(
+        type(k) is str and k.isdigit() and type(v) is list and all(type(x) is str for x in v)
+        for k, v in raw.items()
+    ):
+        raise ValueError("malformed sub-expression table")
+    return {int(k): v for k, v in raw.items()}
+
+
 def _checked(record: Any) -> tuple[str, int, int, str, int, list[list[str]], list[str], str | None]:
-    """One wire step, or ValueError if any field has the wrong type."""
+    """One wire step (its first 8 fields), or ValueError if any field has the wrong type."""
     if type(record) is not list or len(record) != 8:
         raise ValueError("a step is not a list of 8 fields")
     event, line, depth, func, fid, changes, removed, value = record

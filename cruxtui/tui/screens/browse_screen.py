@@ -9,7 +9,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Select, Static
 
@@ -66,11 +66,12 @@ class BrowseScreen(Screen[None]):
         Binding("o", "cycle_sort", "Sort", id="browse.sort"),
         Binding("O", "reverse_sort", "Reverse", show=False, id="browse.reverse"),
         Binding("F", "toggle_failures", "Failures", id="browse.failures"),
+        Binding("I", "app.insights", "Insights", id="browse.insights"),
         Binding("q", "app.quit", "Quit", id="browse.quit"),
     ]
 
-    sort: reactive[Sort] = reactive(Sort(), init=False)
-    """The table's order; setting it redraws the table."""
+    sort: var[Sort] = var(Sort(), init=False)
+    """The table's order; setting it redraws the table (a `var`: the screen itself need not repaint)."""
 
     def __init__(self, state: AppState) -> None:
         super().__init__()

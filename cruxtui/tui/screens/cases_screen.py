@@ -28,7 +28,7 @@ from cruxtui.core.cases.case_file import (
 from cruxtui.core.cases.gallery import export_html, export_markdown
 from cruxtui.core.cases.render import render_case
 from cruxtui.core.cases.replay import ReplayReport, replay_case
-from cruxtui.core.util.atomic import atomic_write_text
+from cruxtui.core.util.atomic import write_shared_text
 from cruxtui.tui.messages import OpenSample
 from cruxtui.tui.screens.case_export_screen import ExportScreen
 from cruxtui.tui.screens.case_form_screen import CaseFormScreen
@@ -259,7 +259,7 @@ class CasesScreen(ReportsTaskErrors, Screen[None]):
         path = Path(target)
         text = export_markdown(cases) if path.suffix.lower() == ".md" else export_html(cases)
         try:
-            await asyncio.to_thread(atomic_write_text, path, text)
+            await asyncio.to_thread(write_shared_text, path, text)
         except OSError as exc:
             self.notify(f"{path}: cannot write ({exc.strerror or exc})", severity="error")
             return

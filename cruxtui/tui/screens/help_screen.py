@@ -38,6 +38,10 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 - `C` lists the saved cases (./cases, `--cases DIR`); filter by tag, model and task.
 - `r` replays the selected case on its recorded model and reports "reproduced k/N"; `t` edits tags and note; `e` exports the list as HTML or Markdown; `o` opens its sample.
 
+## Insights
+- `I` (Browse, Runs) shows where the model fails: pass@1 with a 95% interval per method, output type, lines, numsteps, transform, mode or tag, as a table and a plot. Pick what to slice, what by (`d`: the next slice) and a run to compare with; from Runs, two marked runs open as A against B (the difference per group and what passes in one only).
+- `o` / `O` sort (or click a header); `Enter` or `f` on a group filters Browse to its samples, on `(all)` clears the filter.
+
 ## Everywhere
 - `Ctrl+P` opens the command palette: type a sample id (or a word of its code) to jump to it.
 - `F1` or `?` shows this help; `q` (outside a text field) or `Ctrl+Q` quits.

@@ -16,7 +16,7 @@ from cruxtui.core.data.dataset import Sample
 from cruxtui.core.runs.comparison import Comparison, compare_runs
 from cruxtui.core.runs.store import RunInfo, RunStoreError
 from cruxtui.tui.columns import Column
-from cruxtui.tui.messages import BrowseChanged, OpenSample, SetColumn
+from cruxtui.tui.messages import BrowseChanged, OpenInsights, OpenSample, SetColumn
 from cruxtui.tui.state import AppState
 
 COLUMN_PREFIX = "run:"
@@ -53,6 +53,7 @@ class RunsScreen(Screen[None]):
         Binding("space", "mark", "Mark", id="runs.mark"),
         Binding("c", "compare", "Compare marked", id="runs.compare"),
         Binding("b", "browse_column", "Browse column", id="runs.column"),
+        Binding("I", "insights", "Insights", id="runs.insights"),
         Binding("g", "refresh_runs", "Reload", id="runs.reload"),
     ]
 
@@ -210,6 +211,18 @@ class RunsScreen(Screen[None]):
 
     def on_browse_changed(self, message: BrowseChanged) -> None:
         self._fill_runs()  # the col mark follows the Browse columns
+
+    def action_insights(self) -> None:
+        """Slices of the marked runs (two: A against B), else of the run under the cursor."""
+        cursor = self._cursor_run()
+        if len(self.marked) == 2:
+            self.post_message(OpenInsights(self.marked[0], self.marked[1]))
+        elif self.marked:
+            self.post_message(OpenInsights(self.marked[0]))
+        elif cursor is not None:
+            self.post_message(OpenInsights(cursor.id))
+        else:
+            self.notify("No run to slice yet.", severity="warning")
 
     @on(DataTable.RowSelected, "#disagreements")
     def _open_sample(self, event: DataTable.RowSelected) -> None:

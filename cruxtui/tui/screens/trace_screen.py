@@ -14,7 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, Static
@@ -66,8 +66,9 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
         Binding("G", "end", show=False),
     ]
 
-    index: reactive[int] = reactive(0, init=False, always_update=True)
-    """The current step; set it (or call `goto`) and the code, locals, timeline and panes follow."""
+    index: var[int] = var(0, init=False, always_update=True)
+    """The current step; set it (or call `goto`) and the code, locals, timeline and panes follow.
+    A `var`: the watcher updates what shows the step, so the whole screen need not repaint."""
 
     def __init__(
         self,

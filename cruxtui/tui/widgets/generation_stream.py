@@ -1,5 +1,8 @@
 """Generations streaming in: one card per generation, text appended chunk by chunk, then its verdict.
 
+A reasoning model's thinking streams into its own collapsible section of the card, above the
+answer text and apart from it (as it is stored).
+
 The view follows new text only while the user is at the bottom: scrolling up to read an earlier
 generation is not undone by the next chunk.
 """
@@ -11,36 +14,59 @@ from functools import partial
 from typing import Any
 
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Collapsible, Static
 
 from cruxtui.core.runs.store import Generation
 
 _VERDICT_STYLE = {True: "bold green", False: "bold red"}
 
 
-class GenerationCard(Static):
-    """One generation: a title, its text, and (once scored) its verdict.
+class GenerationCard(Vertical):
+    """One generation: a title, the model's thinking (a collapsible section, when it thinks), its
+    answer text, and (once scored) its verdict.
 
     While it streams, the card has a fixed height and shows the last `TAIL_LINES` lines of its
-    text, like a terminal: new text then only repaints the card, where a growing card would make
-    the whole screen lay out again for every line (costly with several streams at once). When
-    the generation is done the card opens to its full text.
+    text (and of its thinking), like a terminal: new text then only repaints the card, where a
+    growing card would make the whole screen lay out again for every line (costly with several
+    streams at once). When the generation is done the card opens to its full text.
     """
 
     TAIL_LINES = 8
+    THINKING_TAIL_LINES = 4
+
+    DEFAULT_CSS = """
+    GenerationCard { height: auto; }
+    GenerationCard > Static, GenerationCard Collapsible { height: auto; }
+    """
 
     def __init__(self, sample_id: str, index: int, prefix: str = "") -> None:
         super().__init__(classes="generation-card -streaming")
         self.sample_id = sample_id
         self.index = index
+        self.prefix = prefix
         self.parts: list[str] = [prefix] if prefix else []
+        self.thinking_parts: list[str] = []
         self.verdict: Text | None = None
         self.border_title = f"{sample_id} #{index}"
+        self._thinking_body = Static("", classes="thinking-body", markup=False)
+        self._thinking = Collapsible(
+            self._thinking_body, title="thinking", collapsed=False, classes="thinking"
+        )
+        self._body = Static("", classes="generation-body", markup=False)
+
+    def compose(self) -> ComposeResult:
+        yield self._thinking
+        yield self._body
 
     @property
     def text(self) -> str:
         return "".join(self.parts)
+
+    @property
+    def thinking(self) -> str:
+        return "".join(self.thinking_parts)
 
     @property
     def streaming(self) -> bool:
@@ -57,14 +83,22 @@ class GenerationCard(Static):
         """Add text without repainting (the stream repaints dirty cards a few times a second)."""
         self.parts.append(chunk)
 
+    def append_thinking(self, chunk: str, moved: bool = False) -> None:
+        """Add thinking without repainting. `moved`: the answer text so far was thinking."""
+        if moved:
+            self.parts = [self.prefix] if self.prefix else []
+        self.thinking_parts.append(chunk)
+
     def restart(self, prefix: str, reason: str) -> None:
         """The stream broke off and starts over: drop the partial text, say why."""
         self.parts = [prefix] if prefix else []
+        self.thinking_parts = []
         self.border_subtitle = f"restarted: {reason}"[:60]
         self.repaint()
 
     def set_generation(self, gen: Generation) -> None:
         self.parts = [gen.raw]
+        self.thinking_parts = [gen.reasoning] if gen.reasoning else []
         mark = "PASS" if gen.passed else gen.kind.upper()
         self.verdict = Text.assemble(
             (f" {mark} ", _VERDICT_STYLE[gen.passed]),
@@ -87,24 +121,36 @@ class GenerationCard(Static):
         self.repaint()
 
     def repaint(self) -> None:
+        thinking = self.thinking
+        self.set_class(bool(thinking), "-thinking")
+        self._thinking.display = bool(thinking)
+        if thinking:
+            words = len(thinking.split())
+            self._thinking.title = f"thinking ({words} words)"
         if self.streaming:
-            self.update(self._tail(), layout=False)
+            if thinking:
+                self._thinking_body.update(
+                    self._tail(thinking, self.THINKING_TAIL_LINES, "italic"), layout=False
+                )
+            self._body.update(self._tail(self.text, self.TAIL_LINES), layout=False)
             return
-        body = Text(self.text.rstrip() or "…")
+        if thinking:
+            self._thinking_body.update(Text(thinking.strip(), style="italic"))
+        # The answer text after a thinking block usually starts with blank lines: not shown.
+        body = Text((self.text.strip() if thinking else self.text.rstrip()) or "…")
         if self.verdict is not None:
             body = Text("\n").join([body, self.verdict])
-        self.update(body)
+        self._body.update(body)
 
-    def _tail(self) -> Text:
-        """The last TAIL_LINES lines of the text as wrapped at the card's width."""
-        width = self.content_size.width or 40
+    def _tail(self, text: str, lines: int, style: str = "") -> Text:
+        """The last `lines` lines of `text` as wrapped at the card's width."""
+        width = max(10, (self.content_size.width or 40) - 4)
         # Enough characters for the last lines even when every line is full.
-        text = Text(
-            self.text[-(self.TAIL_LINES + 1) * width * 2 :].rstrip() or "…",
-            style="" if self.parts else "dim",
+        shown = Text(
+            text[-(lines + 1) * width * 2 :].rstrip() or "…", style=style if text else "dim"
         )
-        lines = text.wrap(self.app.console, width)
-        return Text("\n").join(lines[-self.TAIL_LINES :])
+        wrapped = shown.wrap(self.app.console, width)
+        return Text("\n").join(wrapped[-lines:])
 
 
 class GenerationStream(VerticalScroll):
@@ -148,6 +194,14 @@ class GenerationStream(VerticalScroll):
             self._flush_pending = True
             self.set_timer(self.FLUSH_INTERVAL, self._flush)
 
+    def append_thinking(self, sample_id: str, index: int, chunk: str, moved: bool) -> None:
+        card = self.begin(sample_id, index)
+        card.append_thinking(chunk, moved)
+        self._dirty.add(card)
+        if not self._flush_pending:
+            self._flush_pending = True
+            self.set_timer(self.FLUSH_INTERVAL, self._flush)
+
     def _flush(self) -> None:
         self._flush_pending = False
         dirty, self._dirty = self._dirty, set()
@@ -181,4 +235,10 @@ class GenerationStream(VerticalScroll):
         at_bottom = self.is_vertical_scroll_end
         change()
         if at_bottom:
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=False)
+            self.call_after_refresh(self._scroll_end_unless_moved, self.scroll_offset.y)
+
+    def _scroll_end_unless_moved(self, offset: int) -> None:
+        """Follow the new text, unless the user scrolled up since the change was made (a scroll
+        between a chunk and its repaint must not be undone)."""
+        if self.scroll_offset.y >= offset:
+            self.scroll_end(animate=False, immediate=False)

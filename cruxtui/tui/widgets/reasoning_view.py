@@ -5,7 +5,10 @@ parses and aligns `text` (prose or scratchpad) against the screen's trace in a w
 10,000-step trace takes a noticeable fraction of a second), and again whenever the screen traces
 another call (it hears each `StepChanged`). It highlights the reasoning step aligned with the
 current trace step, marks each claim (✓ consistent, ✗ contradicted with the true value,
-? unverifiable), and `d` asks the screen to go to the first divergence (`GotoStep`). Text comes
+? unverifiable; an expression over the frame with the value the program really computed, a
+claim a model restated with [model]), `d` asks the screen to go to the first divergence
+(`GotoStep`), and `m` turns model-assisted extraction on or off (the endpoint named by
+`$CRUXTUI_EXTRACT_WITH`, else the configured default). Text comes
 from a stored generation (runs, live ones included, commit each generation to the run store) or
 is pasted (`ReasoningPaste`).
 """
@@ -24,7 +27,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static, TextArea
 from textual.worker import get_current_worker
 
-from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align_text
+from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align
+from cruxtui.core.reasoning.chain_parse import parse_chain
+from cruxtui.core.reasoning.model_extract import extract_with
 from cruxtui.core.runs.store import RunStoreError
 from cruxtui.core.trace.steps import Trace
 from cruxtui.tui.messages import AlignmentReady, GotoStep, StepChanged
@@ -50,7 +55,10 @@ class Reasoning:
 class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
     """Reasoning steps with their judgements; follows the Trace screen's current step."""
 
-    BINDINGS = [Binding("d", "first_divergence", "First divergence", id="reasoning.divergence")]
+    BINDINGS = [
+        Binding("d", "first_divergence", "First divergence", id="reasoning.divergence"),
+        Binding("m", "toggle_extraction", "Model extraction", id="reasoning.extract"),
+    ]
 
     def __init__(self, text: str, source: str, trace: Trace, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -60,6 +68,9 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
         self.current: int | None = None
         self._trace = trace
         self._index = 0
+        self.extract_with: str | None = None
+        """The endpoint that restates the chain as claims, when model extraction is on."""
+        self.extraction_note = ""
 
     def compose(self) -> ComposeResult:
         if self.alignment is None:
@@ -91,7 +102,7 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
     # Alignment (in a worker) ------------------------------------------------------------
     def _realign(self, trace: Trace) -> None:
         self._trace = trace
-        self._align_worker(self.text, trace)
+        self._align_worker(self.text, trace, self.extract_with)
 
     @work(
         thread=True,
@@ -100,8 +111,15 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
         name="Aligning reasoning",
         exit_on_error=False,
     )
-    def _align_worker(self, text: str, trace: Trace) -> None:
-        alignment = align_text(text, trace)
+    def _align_worker(self, text: str, trace: Trace, endpoint: str | None) -> None:
+        chain = parse_chain(text, trace.code)
+        note = ""
+        if endpoint is not None:
+            got = extract_with(endpoint, chain, trace.code)
+            added = sum(c.source == "model" for c in chain.claims)
+            note = f"model: {added} claim(s)" + (f"; {got.problem}" if got.problem else "")
+        alignment = align(chain, trace)
+        self.extraction_note = note
         if not get_current_worker().is_cancelled:
             self.post_message(AlignmentReady(self, alignment))
 
@@ -136,6 +154,8 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
             # Two numberings meet here: name both (d goes to the trace step).
             where = f" = trace step {div.trace_step}" if div.trace_step is not None else ""
             text.append(f"first divergence: reasoning step {div.step}{where} (d)", style="red")
+        if self.extraction_note:
+            text.append(f"\n{self.extraction_note}", style="magenta")
         if self.alignment.chain.problems:
             text.append(
                 f"\n{len(self.alignment.chain.problems)} scratchpad entries off the grammar",
@@ -156,6 +176,12 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
             text.append(f"\n   {mark} {j.claim.describe()}", style=style)
             if j.verdict == CONTRADICTED:
                 text.append(f"  true: {j.true_value}", style="bold red")
+            elif j.claim.kind == "expression" and j.true_value is not None:
+                text.append(f"  = {j.true_value} in the run", style="cyan")
+            if j.claim.source == "model":
+                text.append("  [model]", style="magenta")
+            if j.claim.retracted:
+                text.append("  (taken back)", style="dim italic")
         return text
 
     def highlight(self, index: int | None) -> None:
@@ -169,6 +195,26 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
             widget = self.query_one(f"#reasoning-step-{index}", Static)
             widget.add_class("-current")
             self.scroll_to_widget(widget, animate=False)
+
+    def action_toggle_extraction(self) -> None:
+        """Model-assisted extraction on/off; the chain is aligned again either way."""
+        if self.extract_with is not None:
+            self.extract_with = None
+            self.notify("Model extraction off: claims are read from the text alone.")
+        else:
+            endpoint = extraction_endpoint()
+            if endpoint is None:
+                self.notify(
+                    "Model extraction needs an endpoint: set CRUXTUI_EXTRACT_WITH or a default "
+                    "[endpoints.*] in the config.",
+                    severity="warning",
+                )
+                return
+            self.extract_with = endpoint
+            self.notify(f"Model extraction on ({endpoint}): aligning again…")
+        self.alignment = None
+        self.refresh(recompose=True)
+        self._realign(self._trace)
 
     def action_first_divergence(self) -> None:
         if self.alignment is None:
@@ -253,3 +299,21 @@ def stored_generations(state: AppState, sample_id: str, limit: int = 50) -> list
         return out
     except (RunStoreError, OSError, ValueError):
         return []
+
+
+def extraction_endpoint() -> str | None:
+    """The endpoint for model-assisted extraction: `$CRUXTUI_EXTRACT_WITH` (a base URL or an
+    endpoint name), else the config's default endpoint; None when neither is set."""
+    import os
+
+    from cruxtui.core.models.backend import ModelError
+    from cruxtui.core.models.endpoints import load_endpoints
+
+    named = os.environ.get("CRUXTUI_EXTRACT_WITH", "").strip()
+    if named:
+        return named
+    try:
+        _tables, default = load_endpoints()
+    except ModelError:
+        return None
+    return default

@@ -1,7 +1,10 @@
 """The run panel on the Sample screen: run a model on this sample and watch each generation stream in.
 
-The form takes an endpoint (a name from config.toml, or a base URL) and a model, the task, mode, n,
-temperature and seed. The run goes through the same runner and store as `cruxtui run`, inside a Textual
+The form takes an endpoint (a name from config.toml, or a base URL), a model and the kind of API
+(chat or completions), the task, mode, n, temperature, seed, max tokens (empty: the mode's default;
+a reasoning model needs thousands) and how many requests may be in flight at once (empty: the
+endpoint's setting, else up to 4; 1 for servers that handle one request at a time, such as
+llama-cpp-python, which otherwise cut each other's streams). Every field keeps its label in view. The run goes through the same runner and store as `cruxtui run`, inside a Textual
 worker on the app's event loop; scoring runs in a thread, so streamed text keeps flowing while
 verdicts are computed. Generations already stored for this configuration are shown, not requested.
 """
@@ -30,6 +33,7 @@ from cruxtui.tui.widgets.generation_stream import GenerationStream
 from cruxtui.tui.workers import ReportsTaskErrors
 
 TASKS = (("output", "output"), ("input", "input"))
+APIS = (("chat", "chat"), ("completions", "completions"))
 MODES = (("direct", "direct"), ("cot", "cot"), ("scratchpad", "scratchpad"))
 
 
@@ -49,6 +53,9 @@ class _PanelListener(RunListener):
 
     def on_chunk(self, sample_id: str, index: int, text: str) -> None:
         self.stream.append(sample_id, index, text)
+
+    def on_thinking(self, sample_id: str, index: int, text: str, moved: bool) -> None:
+        self.stream.append_thinking(sample_id, index, text, moved)
 
     def on_restart(self, sample_id: str, index: int, prefix: str, reason: str) -> None:
         self.stream.restart(sample_id, index, prefix, reason)
@@ -101,6 +108,9 @@ class RunForm:
     n: str
     temperature: str
     seed: str
+    api: str = "chat"
+    max_tokens: str = ""
+    concurrency: str = ""
 
 
 class RunPanel(ReportsTaskErrors, Vertical):
@@ -137,20 +147,37 @@ class RunPanel(ReportsTaskErrors, Vertical):
     def compose(self) -> ComposeResult:
         options = self.state.options
         endpoint = options.endpoint or _default_endpoint()
+        # Labels beside the fields, not placeholders inside them: a filled field still says what
+        # it is. Compact fields (one line each) leave the room to the generations.
         with Horizontal(classes="run-row"):
-            yield Input(endpoint, placeholder="endpoint name or base URL", id="run-endpoint")
-            yield Input(options.model or "", placeholder="model", id="run-model")
+            yield Label("endpoint", classes="run-label", markup=False)
+            yield Input(
+                endpoint, placeholder="config.toml name or URL", id="run-endpoint", compact=True
+            )
+            yield Label("model", classes="run-label", markup=False)
+            yield Input(
+                options.model or "", placeholder="served name", id="run-model", compact=True
+            )
         with Horizontal(classes="run-row"):
-            yield Select(TASKS, value="output", allow_blank=False, id="run-task")
-            yield Select(MODES, value="direct", allow_blank=False, id="run-mode")
+            yield Label("api", classes="run-label", markup=False)
+            yield Select(APIS, value="chat", allow_blank=False, id="run-api", compact=True)
+            yield Label("mode", classes="run-label", markup=False)
+            yield Select(MODES, value="direct", allow_blank=False, id="run-mode", compact=True)
         with Horizontal(classes="run-row"):
+            yield Label("task", classes="run-label", markup=False)
+            yield Select(TASKS, value="output", allow_blank=False, id="run-task", compact=True)
             yield Label("n", classes="run-label", markup=False)
-            yield Input("1", type="integer", id="run-n")
+            yield Input("1", type="integer", id="run-n", compact=True)
             yield Label("t", classes="run-label", markup=False)
-            yield Input("0.2", type="number", id="run-temperature")
+            yield Input("0.2", type="number", id="run-temperature", compact=True)
             yield Label("seed", classes="run-label", markup=False)
-            yield Input("0", type="integer", id="run-seed", placeholder="none")
-            yield Button("Run", id="run-go", variant="primary")
+            yield Input("0", type="integer", id="run-seed", placeholder="none", compact=True)
+        with Horizontal(classes="run-row"):
+            yield Label("max tokens", classes="run-label", markup=False)
+            yield Input("", type="integer", id="run-max-tokens", placeholder="mode's", compact=True)
+            yield Label("in flight", classes="run-label", markup=False)
+            yield Input("", type="integer", id="run-concurrency", placeholder="auto", compact=True)
+            yield Button("Run", id="run-go", variant="primary", compact=True)
         yield Static("", id="run-status", markup=False)
         yield GenerationStream(id="run-stream")
 
@@ -179,6 +206,9 @@ class RunPanel(ReportsTaskErrors, Vertical):
             n=self.query_one("#run-n", Input).value,
             temperature=self.query_one("#run-temperature", Input).value,
             seed=self.query_one("#run-seed", Input).value,
+            api=str(self.query_one("#run-api", Select).value),
+            max_tokens=self.query_one("#run-max-tokens", Input).value,
+            concurrency=self.query_one("#run-concurrency", Input).value,
         )
 
     @form.setter
@@ -190,6 +220,9 @@ class RunPanel(ReportsTaskErrors, Vertical):
         self.query_one("#run-n", Input).value = form.n
         self.query_one("#run-temperature", Input).value = form.temperature
         self.query_one("#run-seed", Input).value = form.seed
+        self.query_one("#run-api", Select).value = form.api
+        self.query_one("#run-max-tokens", Input).value = form.max_tokens
+        self.query_one("#run-concurrency", Input).value = form.concurrency
 
     @on(Button.Pressed, "#run-go")
     @on(Input.Submitted)
@@ -264,8 +297,16 @@ def _settings(form: RunForm) -> RunSettings:
         n = int(form.n)
         temperature = float(form.temperature)
         seed = int(seed_text) if seed_text else None
+        max_tokens = int(form.max_tokens) if form.max_tokens.strip() else None
+        concurrency = int(form.concurrency) if form.concurrency.strip() else None
     except ValueError:
-        raise ValueError("n and seed must be whole numbers, t a number.") from None
+        raise ValueError(
+            "n, seed, max tokens and in flight must be whole numbers, t a number."
+        ) from None
+    if max_tokens is not None and max_tokens < 1:
+        raise ValueError("max tokens must be at least 1 (empty: the mode's default).")
+    if concurrency is not None and concurrency < 1:
+        raise ValueError("in flight must be at least 1 (empty: automatic).")
     if not 1 <= n <= 100:
         raise ValueError("n must be between 1 and 100.")
     if not 0 <= temperature <= 2:
@@ -275,9 +316,12 @@ def _settings(form: RunForm) -> RunSettings:
         endpoint=None if url else (endpoint or None),
         base_url=url,
         model=model,
+        api=form.api if form.api in ("chat", "completions") else None,
         task=form.task,
         mode=form.mode,
         n=n,
         temperature=temperature,
         seed=seed,
+        max_tokens=max_tokens,
+        concurrency=concurrency,
     )

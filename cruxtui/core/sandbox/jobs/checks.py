@@ -1,4 +1,4 @@
-"""Jobs the scorer runs inside sandbox children (`cruxtui.core.sandbox.pool`), one isolated child each.
+"""Jobs the scorer runs inside sandbox children (`cruxtui.core.sandbox.worker`), one isolated child each.
 
 Kept apart from `scoring.py` so the sandbox worker imports only this small module. Every job
 receives plain data and returns plain data; code is compiled with `dont_inherit=True` so no
@@ -30,6 +30,13 @@ def _run_code(code: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {}
     exec(_compiled(code), namespace)
     return namespace
+
+
+def exec_call(payload: dict[str, Any]) -> Any:
+    """Exec `payload["code"]` in a fresh namespace, then evaluate `payload["call"]` there."""
+    namespace: dict[str, Any] = {}
+    exec(compile(payload["code"], "<code>", "exec", dont_inherit=True), namespace)
+    return eval(compile(payload["call"], "<call>", "eval", dont_inherit=True), namespace)
 
 
 def eval_arguments(payload: dict[str, Any]) -> list[Any]:

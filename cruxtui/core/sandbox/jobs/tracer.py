@@ -5,6 +5,9 @@ executes untrusted code and must return plain data only. It records two things i
 
 * the steps a person steps through: call / line / return / exception events of the frames
   whose code comes from the sample (not the module body, not the call text), with locals;
+* at each line event, the values of the line's side-effect-free sub-expressions (call results,
+  subscripts, slices, comparisons: `line_values`), evaluated while tracing is off so the count
+  below does not change;
 * `numsteps`, the benchmark filter's measure of how much work a sample does: every trace event
   of every frame, opcode events included, while running the program `<code>\\nassert <call> ==
   <expected>` (CRUXEval's `data/filter/analyze_ops.py` counted exactly this, on Python 3.9;
@@ -17,7 +20,6 @@ every field and rebuilds full locals from them.
 
 from __future__ import annotations
 
-import ast
 import dis
 import io
 import json
@@ -27,6 +29,8 @@ from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
+from cruxtui.core.sandbox.jobs.line_values import LineTable
+from cruxtui.core.util import safe_ast
 from cruxtui.core.util.bounded_repr import bounded_repr
 
 SAMPLE_FILE = "<sample>"
@@ -87,11 +91,12 @@ class _BoundedOutput(io.TextIOBase):
 class _Frame:
     """What the recorder remembers about one activation of a user function."""
 
-    __slots__ = ("fid", "depth", "shown", "values")
+    __slots__ = ("fid", "depth", "shown", "values", "line")
 
     def __init__(self, fid: int, depth: int) -> None:
         self.fid = fid
         self.depth = depth
+        self.line: int | None = None  # the line of this frame's previous line event
         self.shown: dict[str, str] = {}  # name -> repr last recorded, in definition order
         self.values: dict[str, object] = {}  # name -> object last seen (to skip re-repr)
 
@@ -111,8 +116,11 @@ def describe_exception(exc: BaseException) -> str:
 class Recorder:
     """Trace functions for one run. `global_trace` is installed with `sys.settrace`."""
 
-    def __init__(self, user_lines: int, max_steps: int, deadline: float) -> None:
+    def __init__(
+        self, user_lines: int, max_steps: int, deadline: float, lines: LineTable | None = None
+    ) -> None:
         self.user_lines = user_lines
+        self.lines = lines
         self.max_steps = max_steps
         self.deadline = deadline
         self.events = 0
@@ -173,18 +181,22 @@ class Recorder:
         elif event == "exception":
             value = describe_exception(arg[1])
         changes, removed = self._local_changes(frame, state)
-        self.steps.append(
-            [
-                event,
-                frame.f_lineno,
-                state.depth,
-                frame.f_code.co_name,
-                state.fid,
-                changes,
-                removed,
-                value,
-            ]
-        )
+        record = [
+            event,
+            frame.f_lineno,
+            state.depth,
+            frame.f_code.co_name,
+            state.fid,
+            changes,
+            removed,
+            value,
+        ]
+        if event == "line" and self.lines is not None:
+            computed = self.lines.values(frame, frame.f_lineno, state.line)
+            state.line = frame.f_lineno
+            if computed:
+                record.append(computed)
+        self.steps.append(record)
 
     def _depth(self, frame: FrameType) -> int:
         parent = frame.f_back
@@ -241,7 +253,7 @@ def program_for(code: str, call: str, expected: str | None) -> str:
 def problem_with(text: str, what: str) -> str | None:
     """None if `text` is a single Python expression; otherwise what is wrong with it, in words."""
     try:
-        ast.parse(text.strip(), mode="eval")
+        safe_ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         where = f" (column {exc.offset})" if exc.offset else ""
         return f"{what} does not parse: {exc.msg}{where}: {text.strip()!r}"
@@ -255,8 +267,12 @@ def run(
     expected: str | None = None,
     max_steps: int = 10_000,
     timeout: float = 3.0,
+    line_values: bool = True,
 ) -> dict[str, Any]:
-    """Trace `call` against `code` in this process; return the wire form (see module doc)."""
+    """Trace `call` against `code` in this process; return the wire form (see module doc).
+
+    `line_values`: also record, at each line event, the values of the line's side-effect-free
+    sub-expressions (`line_values.LineTable`); their sources go in `exprs`, per line."""
     result: dict[str, Any] = {
         "steps": "[]",
         "return_repr": None,
@@ -282,7 +298,10 @@ def run(
         result["error"] = f"code cannot be compiled: {describe_exception(exc)}"
         return result
 
-    recorder = Recorder(len(code.rstrip("\n").splitlines()), max_steps, time.monotonic() + timeout)
+    lines = LineTable(code) if line_values else None
+    recorder = Recorder(
+        len(code.rstrip("\n").splitlines()), max_steps, time.monotonic() + timeout, lines
+    )
     output = _BoundedOutput(STDOUT_LIMIT)
     saved = sys.stdout, sys.stderr
     escaped: BaseException | None = None
@@ -299,6 +318,7 @@ def run(
         sys.stdout, sys.stderr = saved
 
     result["steps"] = json.dumps(recorder.steps)
+    result["exprs"] = {str(k): v for k, v in lines.sources.items()} if lines is not None else {}
     result["numsteps"] = recorder.events
     result["stdout"] = output.text()
     result["return_repr"] = recorder.top_return

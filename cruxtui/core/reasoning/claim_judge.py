@@ -1,0 +1,733 @@
+"""Judging each claim of a placed chain against the trace.
+
+- **consistent** when the subject's value at the step's position (or, for a step no value pins
+  down, anywhere between the neighbouring pinned steps) equals the claimed one;
+- **contradicted** when no such position has it, the value is known there, and both sides are
+  Python literals, with the true value attached;
+- **unverifiable** otherwise (unknown subject, values that are not literals, a hypothetical "if
+  ...", a claim a self-correction took back).
+
+A claim for the end of a phase ("after the loop", "finally", "..., giving X") is judged at that
+end, not anywhere within it. The rules lean towards "unverifiable": a false alarm on a correct
+chain costs the user more than a missed slip.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from cruxtui.core.reasoning.claim_types import (
+    BINDING,
+    CONDITION,
+    EMPTY,
+    EXPRESSION,
+    ITERATION,
+    LOOP_COUNT,
+    LOOP_VALUES,
+    RAISE,
+    RETURN,
+    Chain,
+    Claim,
+    ReasoningStep,
+)
+from cruxtui.core.reasoning.code_facts import CodeFacts
+from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
+from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, literal_value, value_key
+from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
+from cruxtui.core.util import safe_ast
+
+NEAR = 3
+"""How many pinned steps away a claimed value still counts as a placement slip."""
+
+CONSISTENT = "consistent"
+CONTRADICTED = "contradicted"
+UNVERIFIABLE = "unverifiable"
+
+_HYPOTHETICAL = re.compile(
+    r"^\s*(?:if(?!\s+(?:we|i)\s+(?:start|take|pick|use|choose|try|set|call|pass|run))|otherwise|else|"
+    r"suppose|assuming|in\s+case|had|were)\b|\b(?:if\s+it\s+were|had\s+been|"
+    r"would\s+have|otherwise|in\s+case|suppose|hypothetically|about\s+to\s+say|almost\s+said|"
+    r"one\s+might\s+(?:think|expect)|it\s+is\s+tempting|a\s+common\s+mistake|not\s+to\s+be\s+confused)\b",
+    re.I,
+)
+
+
+@dataclass
+class Judgement:
+    """The verdict on one claim, and where in the trace it was checked."""
+
+    step: int
+    """Index of the reasoning step the claim is in."""
+    claim: Claim
+    verdict: str
+    trace_step: int | None
+    true_value: str | None = None
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reasoning_step": self.step,
+            "kind": self.claim.kind,
+            "claim": self.claim.text,
+            "name": self.claim.name,
+            "claimed": self.claim.value,
+            "verdict": self.verdict,
+            "trace_step": self.trace_step,
+            "true_value": self.true_value,
+            "note": self.note,
+            "provenance": self.claim.source,
+            "span": [self.claim.start, self.claim.end],
+            "retracted": self.claim.retracted,
+        }
+
+
+class Judge:
+    """Judges every claim of a placed chain (see `alignment` for the rules)."""
+
+    def __init__(
+        self,
+        chain: Chain,
+        trace: Any,
+        shape: CodeFacts,
+        pos: Positions,
+        placed: list[int | None],
+        lines: list[int | None],
+        values: ClaimValues,
+    ) -> None:
+        self.chain, self.trace, self.shape, self.pos, self.placed = chain, trace, shape, pos, placed
+        self.lines = lines
+        self.values = values
+        self.n = len(trace.steps)
+        self.anchors: list[int | None] = [None] * len(chain.steps)
+        self.names = shape.names
+        self.last: dict[str, tuple[object, int]] = {}
+        """Per variable: the value the chain last stated correctly, and where."""
+
+    def run(self) -> list[Judgement]:
+        # Pass 1: which steps are pinned (a claim holds exactly where the step was placed).
+        for step in self.chain.steps:
+            p = self.placed[step.index]
+            if p is not None and any(
+                self._holds_at(c, p) for c in step.claims if c.kind == BINDING
+            ):
+                self.anchors[step.index] = p
+        out: list[Judgement] = []
+        for step in self.chain.steps:
+            hypothetical = bool(_HYPOTHETICAL.search(step.text))
+            for claim in step.claims:
+                j = self._judge(step, claim)
+                if claim.kind == BINDING and j.verdict == CONSISTENT and j.trace_step is not None:
+                    self.last[claim.name or ""] = (value_key(claim.value), j.trace_step)
+                if hypothetical and j.verdict == CONTRADICTED:
+                    j = Judgement(
+                        step.index, claim, UNVERIFIABLE, j.trace_step, None, "hypothetical wording"
+                    )
+                out.append(j)
+        return out
+
+    def _holds_at(self, claim: Claim, p: int) -> bool:
+        if claim.retracted:
+            return False
+        have = self.values.at(claim, p)
+        return have is not None and agrees(claim.value, have) is True
+
+    def _window(self, step: ReasoningStep, widen: bool = False) -> tuple[int, int]:
+        """Between the previous and the next pinned step. `widen`: up to the last place the next
+        pinned step could sit (where its pinning claims still hold)."""
+        lo, hi = 0, self.n - 1
+        for i in range(step.index - 1, -1, -1):
+            anchor = self.anchors[i]
+            if anchor is not None:
+                lo = anchor
+                break
+        for i in range(step.index + 1, len(self.chain.steps)):
+            p = self.anchors[i]
+            if p is not None:
+                # The next pinned step could sit anywhere its pinning claims hold.
+                pins = [
+                    c
+                    for c in self.chain.steps[i].claims
+                    if c.kind == BINDING and self._holds_at(c, p)
+                ]
+                hi = p
+                while widen and hi + 1 < self.n and all(self._holds_at(c, hi + 1) for c in pins):
+                    hi += 1
+                break
+        return lo, max(lo, hi)
+
+    def _candidates(self, step: ReasoningStep, claim: Claim | None = None) -> list[int]:
+        """Positions a step may speak of: its own if pinned, else the window between pinned
+        neighbours, narrowed by the iteration / loop exit / call the step names. A variable given
+        a second value in the same step ("x = [], and then x = [1]") may be later than the pin."""
+        p = self.placed[step.index]
+        repeated = claim is not None and any(
+            c is not claim and c.name == claim.name and c.kind == BINDING for c in step.claims
+        )
+        lo, hi = self._window(step, widen=repeated)
+        if p is not None and self.anchors[step.index] is not None and not repeated:
+            run = self._pinned_run(step, p, lo, hi)
+            pins = [c for c in step.claims if c.kind == BINDING and self._holds_at(c, p)]
+            if claim is None or claim in pins or not pins or not run:
+                return run
+            # A claim written before the step's pinning claims may speak of the state on the way
+            # there ("len(lst) is 0, so ... lst is [1]"), one written after of what follows.
+            if claim.end <= min(c.start for c in pins):
+                return list(range(lo, run[-1] + 1))
+            if claim.start >= max(c.end for c in pins):
+                return list(range(run[0], hi + 1))
+            return run
+        cand = list(range(lo, hi + 1))
+        if step.at_call:
+            cand = [k for k in cand if k <= self.pos.first_line] or cand
+        if step.iteration is not None and self.pos.iterations is not None:
+            cand = [k for k in cand if self.pos.iteration[k] == step.iteration]
+        if step.after_loop:
+            exits = [k for k in cand if self.pos.loop_exit[k]]
+            cand = exits or cand
+        line = self.lines[step.index]
+        if line is not None and not repeated:
+            cand = [k for k in cand if self.pos.ran[k] == line]
+        if self.chain.format == "scratchpad":
+            cand = [k for k in cand if self.pos.top[k]]
+        return cand
+
+    def _names_in(self, text: str) -> bool:
+        """Does `text` use a variable of the code (`list` may be the code's own, not the type)?"""
+        try:
+            tree = safe_ast.parse(text.strip().strip("`"), mode="eval")
+        except SyntaxError:
+            return False
+        return any(isinstance(n, ast.Name) and n.id in self.names for n in ast.walk(tree))
+
+    def _pinned_run(
+        self, step: ReasoningStep, p: int, lo: int, hi: int, exclude: Claim | None = None
+    ) -> list[int]:
+        """The positions around `p` where every claim that pins the step still holds: a sentence
+        with several claims ("i = 1, and nums = [...]") may span a few consecutive states."""
+        pins = [
+            c
+            for c in step.claims
+            if c.kind == BINDING and c is not exclude and self._holds_at(c, p)
+        ]
+        a = p
+        while a - 1 >= lo and all(self._holds_at(c, a - 1) for c in pins):
+            a -= 1
+        b = p
+        while b + 1 <= hi and all(self._holds_at(c, b + 1) for c in pins):
+            b += 1
+        line = self.lines[step.index]
+        run = list(range(a, b + 1))
+        if line is not None and len(pins) == len([c for c in step.claims if c.kind == BINDING]):
+            run = [k for k in run if self.pos.ran[k] == line] or [p]
+        return run
+
+    def _judge(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        kind = claim.kind
+        if claim.retracted:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note="taken back by a self-correction"
+            )
+        if kind in (BINDING, EXPRESSION):
+            return self._valued(step, claim)
+        if kind == CONDITION:
+            return self._condition(step, claim)
+        if kind == LOOP_VALUES:
+            return self._loop_values(step, claim)
+        if kind == RETURN:
+            return self._return(step, claim)
+        if kind == RAISE:
+            return self._raise(step, claim)
+        if kind in (ITERATION, LOOP_COUNT):
+            return self._loop(step, claim)
+        return Judgement(step.index, claim, UNVERIFIABLE, None, note="unknown claim kind")
+
+    def _v(self, claim: Claim, k: int) -> str | None:
+        return self.values.at(claim, k)
+
+    def _valued(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        """A binding or an expression: its subject's value where the step speaks of. A claim
+        whose subject was inferred from the sentence can agree, never contradict."""
+        j = self._valued_verdict(step, claim)
+        if claim.inferred and j.verdict == CONTRADICTED:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, j.trace_step, j.true_value, "subject not named"
+            )
+        if j.verdict == CONTRADICTED and self._near_miss(step, claim) and "changes" not in j.note:
+            # The subject does have the claimed value one pinned step away: placing the step
+            # is the likelier mistake than the chain's.
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                j.trace_step,
+                j.true_value,
+                "the value it has a step away",
+            )
+        return j
+
+    def _near_miss(self, step: ReasoningStep, claim: Claim) -> bool:
+        if claim.phase_end or claim.value in ("True", "False"):
+            return False
+        if step.line is not None or claim.line is not None or claim.before_line is not None:
+            return False  # the chain says where ("after the append"): it is judged there
+        if step.iteration is not None and self.pos.iterations is not None:
+            return False
+        before = [a for a in self.anchors[: step.index] if a is not None]
+        after = [a for a in self.anchors[step.index + 1 :] if a is not None]
+        lo = before[-NEAR - 1] if len(before) > NEAR else 0
+        hi = after[NEAR] if len(after) > NEAR else self.n - 1
+        return any(
+            (have := self._v(claim, k)) is not None and agrees(claim.value, have) is True
+            for k in range(lo, hi + 1)
+        )
+
+    def _valued_verdict(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        name = claim.name or ""
+        want = value_key(claim.value)
+        if want is OPAQUE and claim.value != EMPTY:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note="claimed value is not a literal"
+            )
+        if claim.phase_end:
+            return self._phase_end(step, claim)
+        cand = self._candidates(step, claim)
+        if claim.before_line is not None:
+            starts = [
+                k
+                for k in range(self.n)
+                if self.trace.steps[k].line == claim.before_line
+                and self.trace.steps[k].event == "line"
+            ]
+            cand = [k for k in cand if k in starts] or starts or cand
+        if claim.line is not None and self.chain.format == "prose":
+            # Stated for after a call the sentence names: the state once that line has run.
+            lo, _hi = self._window(step)
+            inside = [k for k in cand if self.pos.ran[k] == claim.line]
+            after = [k for k in range(lo, self.n) if self.pos.ran[k] == claim.line]
+            cand = inside or after[:1] or cand
+        if claim.kind == BINDING:
+            stale = self._stale_change(step, claim, want) or self._change_in_step(step, claim, want)
+            if stale is not None:
+                return stale
+        seen = [k for k in cand if self._v(claim, k) is not None]
+        if not seen:
+            note = self.values.errors.get(subject_expression(claim) or "", "")
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note=note or f"{name} has no value here"
+            )
+        for k in seen:
+            if agrees(claim.value, self._v(claim, k) or "") is True:
+                # An expression's value as the program has it, to show beside the claim.
+                shown = self._v(claim, k) if claim.kind == EXPRESSION else None
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index, shown)
+        if claim.inferred and not any(_same_type(claim.value, self._v(claim, k)) for k in seen):
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note=f"not a value of {name}'s type"
+            )
+        k = self._true_position(step, seen, claim)
+        if claim.change:
+            k = self._next_change(claim, k, self._window(step)[1]) or k
+        true = self._v(claim, k) or ""
+        if value_key(true) is OPAQUE or agrees(claim.value, true) is None:
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                self.trace.steps[k].index,
+                true,
+                "traced value is not a literal",
+            )
+        return Judgement(
+            step.index,
+            claim,
+            CONTRADICTED,
+            self.trace.steps[k].index,
+            true,
+            f"{name} is {true} here",
+        )
+
+    def _phase_end(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        """ "After the loop x is V", "finally x is V", "..., giving V": the value once that stretch
+        of work is over, not one it had on the way."""
+        lo, hi = self._window(step)
+        exits = [k for k in range(lo, hi + 1) if self.pos.loop_exit[k]]
+        if step.loop_ordinal is not None:
+            exits = self._exits_of_loop(step.loop_ordinal) or exits
+        if not exits:
+            exits = [k for k in range(0, hi + 1) if self.pos.loop_exit[k]][-1:]
+        ends = (exits[:1] or [hi]) if step.after_loop else sorted({*exits, hi})
+        if step.at_end and self.pos.returns_at is not None:
+            ends = [self.pos.returns_at]
+        name = claim.name or ""
+        seen = [k for k in ends if self._v(claim, k) is not None]
+        if not seen:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note=f"{name} has no value here"
+            )
+        for k in seen:
+            if agrees(claim.value, self._v(claim, k) or "") is True:
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
+        if claim.inferred and not any(_same_type(claim.value, self._v(claim, k)) for k in seen):
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note=f"not a value of {name}'s type"
+            )
+        k = seen[0]
+        true = self._v(claim, k) or ""
+        if agrees(claim.value, true) is None:
+            return Judgement(step.index, claim, UNVERIFIABLE, None, true, "not comparable")
+        return Judgement(
+            step.index,
+            claim,
+            CONTRADICTED,
+            self.trace.steps[k].index,
+            true,
+            f"{name} is {true} at the end of that stretch",
+        )
+
+    def _exits_of_loop(self, ordinal: int) -> list[int]:
+        """Positions where f's `ordinal`-th loop (in source order) has just been left."""
+        loops = sorted(self.shape.loops)
+        if ordinal > len(loops):
+            return []
+        h, _b, end = loops[ordinal - 1]
+        return [
+            k
+            for k in range(self.n)
+            if self.pos.loop_exit[k]
+            and self.pos.ran[k] is not None
+            and h <= (self.pos.ran[k] or 0) <= end
+            and self.pos.top[k]
+        ]
+
+    def _change_in_step(self, step: ReasoningStep, claim: Claim, want: object) -> Judgement | None:
+        """ "x becomes V" in a step pinned by other claims ("as x = 3 is handled, out becomes [2]"):
+        if `out` changes while the step's other claims hold, V must be a value it changes to."""
+        p = self.anchors[step.index]
+        name = claim.name or ""
+        if not claim.change or p is None or sum(c.name == name for c in step.claims) > 1:
+            return None
+        if not any(
+            c is not claim and c.kind == BINDING and c.name != name and self._holds_at(c, p)
+            for c in step.claims
+        ):
+            return None
+        lo, hi = self._window(step)
+        run = [
+            k
+            for k in self._pinned_run(step, p, lo, hi, exclude=claim)
+            if self._v(claim, k) is not None
+        ]
+        if not run:
+            return None
+        first = self._v(claim, run[0])
+        after = [k for k in run if self._v(claim, k) != first]
+        if not after:
+            return None  # no change while the step holds: judged as a plain statement
+        stated = self.last.get(name, (None, None))[0]
+        if value_key(first or "") == want and stated != want:
+            # It had just changed to V as the step begins ("i gets updated to 1, and result ...").
+            return Judgement(step.index, claim, CONSISTENT, self.trace.steps[run[0]].index)
+        start = after[0]
+        for k in run:
+            if k >= start and value_key(self._v(claim, k) or "") == want:
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
+        true = self._v(claim, start) or ""
+        if value_key(true) is OPAQUE:
+            return None
+        return Judgement(
+            step.index,
+            claim,
+            CONTRADICTED,
+            self.trace.steps[start].index,
+            true,
+            f"{name} changes to {true} here",
+        )
+
+    def _next_change(self, claim: Claim, k: int, hi: int) -> int | None:
+        """Where the subject next takes another value after position k (up to hi): for "x becomes
+        V" the true value is the one x changes to, not the one it had before the line ran."""
+        start = self._v(claim, k)
+        for j in range(k + 1, min(hi, self.n - 1) + 1):
+            have = self._v(claim, j)
+            if have is not None and have != start:
+                return j
+        return None
+
+    def _stale_change(self, step: ReasoningStep, claim: Claim, want: object) -> Judgement | None:
+        """ "x becomes V" right after the chain said x = V: a change is claimed, so the value is the
+        one x takes at its next change (if it changes before the next pinned step)."""
+        name = claim.name or ""
+        if not claim.change or name not in self.last or self.last[name][0] != want:
+            return None
+        p = self.anchors[step.index]
+        if p is not None and any(
+            c is not claim and c.kind == BINDING and c.name != name and self._holds_at(c, p)
+            for c in step.claims
+        ):
+            return None  # the step's other claims place it: it is judged there
+        if name in self.shape.loop_vars:
+            return None  # a loop may bind its variable to an equal value: no change to see
+        q = self.last[name][1]
+        hi = min(self._window(step)[1], self.n - 1)
+        changed_at: int | None = None
+        for k in range(q + 1, hi + 1):
+            have = self._v(claim, k)
+            if have is None:
+                continue
+            key = value_key(have)
+            if key is OPAQUE:
+                return None
+            if changed_at is None and key != want:
+                changed_at = k
+            elif changed_at is not None and key == want:
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
+        if changed_at is None:
+            return None
+        have = self._v(claim, changed_at) or ""
+        return Judgement(
+            step.index,
+            claim,
+            CONTRADICTED,
+            self.trace.steps[changed_at].index,
+            have,
+            f"{name} changes to {have}",
+        )
+
+    def _true_position(self, step: ReasoningStep, seen: list[int], claim: Claim) -> int:
+        """Where to read the true value of a wrong claim: the step's own place if it has one in the
+        window, else the first change of the subject in the window, else the window start."""
+        p = self.placed[step.index]
+        if p is not None and p in seen:
+            return p
+        first = self._v(claim, seen[0])
+        for k in seen:
+            if self._v(claim, k) != first:
+                return k
+        return seen[0]
+
+    def _condition(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        if claim.line is None and self.values.known(claim):
+            return self._evaluated_condition(step, claim)
+        lines = condition_lines(claim, self.shape)
+        if not lines:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note="which condition is meant is unclear"
+            )
+        cand = self._condition_candidates(step, narrow=claim.condition is not None)
+        runs = [(k, c) for k in cand if (c := self.pos.cond[k]) is not None and c[0] in lines]
+        if not runs:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note="the condition does not run here"
+            )
+        for k, (_line, outcome) in runs:
+            if str(outcome) == claim.value:
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
+        k, (line, outcome) = runs[0]
+        return Judgement(
+            step.index,
+            claim,
+            CONTRADICTED,
+            self.trace.steps[k].index,
+            str(outcome),
+            f"line {line} is {outcome} here",
+        )
+
+    def _evaluated_condition(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        """A condition written as an expression over the frame (or over values only): its truth
+        where the step speaks of, evaluated, whatever the code's own `if` says."""
+        cand = self._condition_candidates(step, narrow=True)
+        seen = [k for k in cand if self._v(claim, k) is not None]
+        if not seen:
+            note = self.values.errors.get(subject_expression(claim) or "", "")
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note=note or "cannot be evaluated here"
+            )
+        for k in seen:
+            if self._v(claim, k) == claim.value:
+                return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
+        k = self._true_position(step, seen, claim)
+        if self._placed_loosely(step, claim) and self._holds_nearby(step, claim, 1):
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                self.trace.steps[k].index,
+                self._v(claim, k),
+                "true one pinned step away",
+            )
+        return Judgement(
+            step.index,
+            claim,
+            CONTRADICTED,
+            self.trace.steps[k].index,
+            self._v(claim, k),
+            f"{claim.condition} is {self._v(claim, k)} here",
+        )
+
+    def _placed_loosely(self, step: ReasoningStep, claim: Claim) -> bool:
+        """Neither the chain (an iteration, a line, a call) nor a closed expression fixes where
+        the claim is checked."""
+        if step.line is not None or claim.line is not None or claim.before_line is not None:
+            return False
+        if step.iteration is not None and self.pos.iterations is not None:
+            return False
+        expr = subject_expression(claim) or ""
+        return bool(_names_of(expr))
+
+    def _holds_nearby(self, step: ReasoningStep, claim: Claim, near: int) -> bool:
+        before = [a for a in self.anchors[: step.index] if a is not None]
+        after = [a for a in self.anchors[step.index + 1 :] if a is not None]
+        lo = before[-near - 1] if len(before) > near else 0
+        hi = after[near] if len(after) > near else self.n - 1
+        return any(self._v(claim, k) == claim.value for k in range(lo, hi + 1))
+
+    def _loop_values(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        """ "k takes the values 1 and 2": the values the loop variable really takes, in order."""
+        got = self.pos.loop_values.get(claim.name or "")
+        if got is None or self.trace.truncated or self.trace.timeout or self.trace.error:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, None, note="no single loop over that variable"
+            )
+        true = "[" + ", ".join(got) + "]"
+        verdict = agrees(claim.value, true)
+        if verdict is None:
+            return Judgement(step.index, claim, UNVERIFIABLE, None, true, "not comparable")
+        return Judgement(
+            step.index,
+            claim,
+            CONSISTENT if verdict else CONTRADICTED,
+            None,
+            None if verdict else true,
+            "" if verdict else f"{claim.name} takes {true}",
+        )
+
+    def _condition_candidates(self, step: ReasoningStep, narrow: bool) -> list[int]:
+        """A condition is checked just before the step's state: widen a pinned step to the stretch
+        since the previous pinned step."""
+        if self.lines[step.index] is not None or step.line is not None:
+            return self._candidates(step)
+        p = self.placed[step.index]
+        lo, hi = self._window(step)
+        if p is not None and self.anchors[step.index] is not None:
+            hi = p
+        elif narrow:
+            # A named condition: up to where the next step was placed, the chain has moved on by
+            # then. An unnamed one ("the condition is true") keeps the whole window.
+            later = [q for q in self.placed[step.index + 1 :] if q is not None and q >= lo]
+            if later:
+                hi = min(hi, later[0])
+        cand = list(range(lo, hi + 1))
+        if step.iteration is not None and self.pos.iterations is not None:
+            cand = [k for k in cand if self.pos.iteration[k] == step.iteration] or []
+        return cand
+
+    def _return(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        tr = self.trace
+        at = self.pos.returns_at
+        if tr.return_repr is None:
+            if tr.exception and not (tr.truncated or tr.timeout or tr.error):
+                return Judgement(
+                    step.index,
+                    claim,
+                    CONTRADICTED,
+                    at,
+                    f"raises {tr.exception}",
+                    "f raises instead of returning",
+                )
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, at, note="the trace has no return value"
+            )
+        want, have = value_key(claim.value), value_key(tr.return_repr)
+        if want is OPAQUE or have is OPAQUE:
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, at, tr.return_repr, "not comparable as literals"
+            )
+        if want == have:
+            return Judgement(step.index, claim, CONSISTENT, at)
+        if not claim.subject_f:
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                at,
+                tr.return_repr,
+                "may be the value of a method or helper, not of f",
+            )
+        return Judgement(
+            step.index, claim, CONTRADICTED, at, tr.return_repr, f"f returns {tr.return_repr}"
+        )
+
+    def _raise(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        tr = self.trace
+        if tr.exception:
+            same = tr.exception.split(":")[0].strip() == claim.value.split(":")[0].strip()
+            return Judgement(
+                step.index,
+                claim,
+                CONSISTENT if same else CONTRADICTED,
+                self.pos.returns_at,
+                None if same else f"raises {tr.exception}",
+            )
+        if tr.return_repr is not None:
+            return Judgement(
+                step.index,
+                claim,
+                CONTRADICTED,
+                self.pos.returns_at,
+                f"returns {tr.return_repr}",
+                "f does not raise",
+            )
+        return Judgement(step.index, claim, UNVERIFIABLE, None, note="the trace did not finish")
+
+    def _loop(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        total = self.pos.iterations
+        if total is None or self.trace.truncated or self.trace.timeout or self.trace.error:
+            return Judgement(step.index, claim, UNVERIFIABLE, None, note="no single loop to count")
+        claimed = int(claim.value)
+        if claim.kind == ITERATION:
+            ok = claimed <= total
+            where = next(
+                (
+                    self.trace.steps[k].index
+                    for k, it in enumerate(self.pos.iteration)
+                    if it == claimed
+                ),
+                None,
+            )
+            if ok:
+                return Judgement(step.index, claim, CONSISTENT, where)
+            last = next(
+                (self.trace.steps[k].index for k, flag in enumerate(self.pos.loop_exit) if flag),
+                None,
+            )
+            return Judgement(
+                step.index,
+                claim,
+                CONTRADICTED,
+                last,
+                f"{total} iterations",
+                f"the loop body runs {total} time(s)",
+            )
+        if claimed == total:
+            return Judgement(step.index, claim, CONSISTENT, None)
+        return Judgement(
+            step.index, claim, CONTRADICTED, None, str(total), f"the loop body runs {total} time(s)"
+        )
+
+
+def _same_type(claimed: str, true: str | None) -> bool:
+    if true is None:
+        return False
+    a, b = literal_value(claimed), literal_value(true)
+    return type(a) is type(b)
+
+
+def _names_of(src: str) -> set[str]:
+    try:
+        tree = safe_ast.parse(src, mode="eval")
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"bool"}

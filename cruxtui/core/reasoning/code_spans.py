@@ -1,0 +1,214 @@
+"""Where a chain of thought is code rather than a statement about values.
+
+Chains quote and rewrite `f`: fenced blocks, indented blocks, a re-printed `def f(text, lower=None):`
+with its body, single lines of `f` (`return ''.join(out)`), the prompt's `assert f(...) == ??`.
+None of that claims anything about the run — `return True` printed from `f` is not "f returns
+True", a signature's defaults are not bindings — so those stretches are blanked before claims
+are read. A value narrated in prose ("x = 5", a `- count: 3` bullet) is still a claim: a line is
+code only when it is a Python statement that is not a plain report of values (`x = 5`,
+`x = 5; y = 'a'`), or a line of `f` itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from cruxtui.core.util import safe_ast
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s")
+_PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.)\s")
+_QUESTION = re.compile(r"\?\?")
+_HEADER = re.compile(r"^\s*(?:def|class|for|while|if|elif|else|try|except|finally|with)\b.*:\s*$")
+
+
+def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
+    """(start, end) spans of `text` that are code, in order, not overlapping."""
+    spans = [(m.start(), m.end()) for m in _FENCE.finditer(text) if _is_code_block(m.group(0))]
+    source_lines = {ln.strip() for ln in code.splitlines() if len(ln.strip()) >= 4}
+    lines = _lines(text)
+    i = 0
+    while i < len(lines):
+        start, end, line = lines[i]
+        if _inside(spans, start):
+            i += 1
+            continue
+        stripped = line.strip()
+        if not stripped:
+            i += 1
+            continue
+        indent = len(line) - len(line.lstrip())
+        # A block headed by `def`/`for`/`if ...:` (a re-printed or rewritten f) runs to its dedent.
+        if _HEADER.match(line) and _parses(stripped + "\n" + " " * (indent + 4) + "pass"):
+            j = i + 1
+            while j < len(lines) and (
+                not lines[j][2].strip()
+                or len(lines[j][2]) - len(lines[j][2].lstrip()) > indent
+                and not _BULLET.match(lines[j][2])
+            ):
+                j += 1
+            while j > i + 1 and not lines[j - 1][2].strip():
+                j -= 1
+            spans.append((start, lines[j - 1][1]))
+            i = j
+            continue
+        if _is_code_line(stripped, indent, source_lines):
+            spans.append((start, end))
+        i += 1
+    return _without_comments(text, _merged(spans))
+
+
+_COMMENT = re.compile(
+    r"#\s*(?=(?:output|result|returns?|prints?|gives|->|→|=>|==)\b|(?:->|→|=>|==))", re.I
+)
+
+
+def _without_comments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A comment inside code that states a result (`print(f(x))  # output: [3, 11]`) is the
+    chain's words, not code: it is left readable."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        cur = s
+        for m in _COMMENT.finditer(text, s, e):
+            line_end = text.find("\n", m.start(), e)
+            line_end = e if line_end < 0 else line_end
+            if m.start() > cur:
+                out.append((cur, m.start()))
+            cur = line_end
+        if cur < e:
+            out.append((cur, e))
+    return out
+
+
+def _is_code_block(block: str) -> bool:
+    """A fenced block is code when it is Python (as a whole, or most of its lines): a trace
+    table or a list of `value -> value` lines in a fence is read like prose, line by line."""
+    lines = block.splitlines()[1:]
+    if lines and re.match(r"\s*(```|~~~)", lines[-1]):
+        lines = lines[:-1]
+    body = "\n".join(lines).replace("??", "None")
+    if not body.strip() or _parses(body):
+        return True
+    stripped = [ln.strip().replace("??", "None") for ln in lines if ln.strip()]
+    python = sum(1 for ln in stripped if _parses(ln) or _HEADER.match(ln))
+    return python * 2 > len(stripped)
+
+
+def _is_code_line(stripped: str, indent: int, source_lines: set[str]) -> bool:
+    if stripped in source_lines:
+        return True  # a line of f, quoted
+    if _PROMPT.match(stripped) or (_QUESTION.search(stripped) and "assert" in stripped):
+        return True
+    if _BULLET.match(stripped) or not _parses(stripped):
+        return False
+    try:
+        body = safe_ast.parse(stripped).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if all(_reports_values(node) for node in body):
+        return False  # "x = 5", "count = 0; i = 1": a narrated state
+    if all(isinstance(node, ast.Expr) for node in body):
+        # A bare expression is code only when indented as code or a call statement of f's kind.
+        return indent >= 4 or any(isinstance(n.value, ast.Call) for n in body)  # type: ignore[attr-defined]
+    return True
+
+
+def _reports_values(node: ast.stmt) -> bool:
+    """`x = 5`, `a, b = 1, 2`: names bound to literals. An assert with a literal result is the
+    answer, and an expression comparing values (`x == 5`) is left for the claim reader."""
+    if isinstance(node, ast.Assign):
+        targets_ok = all(
+            isinstance(t, ast.Name)
+            or isinstance(t, ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in t.elts)
+            for t in node.targets
+        )
+        return targets_ok and _is_literal_node(node.value)
+    if isinstance(node, ast.AnnAssign):
+        return node.value is None and isinstance(node.target, ast.Name)  # "count: 3", "Output: 'a'"
+    if isinstance(node, ast.Assert):
+        test = node.test
+        return (
+            isinstance(test, ast.Compare)
+            and len(test.comparators) == 1
+            and _is_literal_node(test.comparators[0])
+        )
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Compare)
+
+
+def _is_literal_node(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _parses(source: str) -> bool:
+    try:
+        safe_ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    out = []
+    pos = 0
+    for raw in text.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        out.append((pos, pos + len(line), line))
+        pos += len(raw)
+    return out
+
+
+def _inside(spans: list[tuple[int, int]], i: int) -> bool:
+    return any(s <= i < e for s, e in spans)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the spans replaced by spaces (newlines kept), so offsets stay the same."""
+    chars = list(text)
+    for s, e in spans:
+        for k in range(s, e):
+            if chars[k] != "\n":
+                chars[k] = " "
+    return "".join(chars)
+
+
+_INLINE = re.compile(r"`([^`\n]+)`")
+
+
+def inline_code(text: str, source_lines: set[str]) -> list[tuple[int, int]]:
+    """Backticked code within prose that is a statement, not a value or a subject: `x += 1`,
+    `return ''.join(out)`, `def f(a, b=2)`. A backticked name, literal, expression (`s[5:8]`)
+    or narrated assignment of a literal (`i = 2`) stays readable."""
+    out = []
+    for m in _INLINE.finditer(text):
+        inner = m.group(1).strip()
+        if inner in source_lines and ("=" in inner or inner.startswith(("return", "for", "if"))):
+            out.append((m.start(), m.end()))
+            continue
+        try:
+            safe_ast.parse(inner, mode="eval")
+            continue  # an expression: a subject or a value
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+        if _parses(inner):
+            body = safe_ast.parse(inner).body
+            if not all(_reports_values(n) for n in body):
+                out.append((m.start(), m.end()))
+        elif re.match(r"(?:def|for|while|if|elif|return|lambda)\b", inner):
+            out.append((m.start(), m.end()))
+    return out

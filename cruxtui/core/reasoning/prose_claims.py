@@ -1,0 +1,1420 @@
+"""Reading claims out of free prose, sentence by sentence.
+
+Patterns fire only where a *subject* can be named with confidence — a variable of `f`, a Python
+expression over its frame (`nums.count(1)`, `s[5:8]`, `len(text)`, a method call the code makes,
+written with or without its receiver), a condition, the loop, f's result — followed by a
+binding or result verb and a *Python literal* ending cleanly. "text is 5 characters long", "the
+length of text is 5", "append const -> [...]", "sorts the list in place: [...]" claim nothing:
+the words around a name decide whether it is the subject. An unread claim costs a missed
+divergence, a misread one a false alarm on a correct chain, which is worse.
+
+Code (blanked by `code_spans` before this runs) is never read; values are compared elsewhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from cruxtui.core.reasoning.claim_types import (
+    BINDING,
+    CONDITION,
+    EMPTY,
+    EXPRESSION,
+    ITERATION,
+    LOOP_COUNT,
+    LOOP_VALUES,
+    RETURN,
+    Claim,
+)
+from cruxtui.core.reasoning.code_facts import CodeFacts
+from cruxtui.core.reasoning.literal_scan import (
+    CLEAN_AFTER,
+    claimed_value,
+    is_literal,
+    scan_literal,
+)
+from cruxtui.core.util import safe_ast
+
+_BIND_VERB = (
+    r"(?:(?:is\s+|gets\s+|was\s+)?(?:incremented|decremented|increased|decreased|reduced|extended|"
+    r"updated|changed|set|reset|grown|doubled|shortened|trimmed|converted|modified)\s+to"
+    r"|(?:goes|go|went)\s+(?:up|down)\s+to|(?:increases|decreases|grows|shrinks|rises|drops)\s+to"
+    r"|now\s+(?:reads|looks\s+like)|(?:is\s+(?:now\s+)?)?equal\s+to"
+    r"|becomes|will\s+be|would\s+be|remains|stays|gets\s+set\s+to|equals|holds|contains"
+    r"|(?:now\s+)?(?:refers|points)\s+to\s+(?:position|index)"
+    r"|has\s+(?:the\s+)?value|(?:now\s+)?(?:becomes|equals|holds)|turns\s+into|changes\s+to"
+    r"|(?:is|gets|was)\s+(?:re)?assigned(?:\s+to)?|ends\s+up\s+(?:as|being)|:=|=(?!=)|->|→|:"
+    r"|(?:now\s+)?is\s+(?:now\s+|then\s+|still\s+|set\s+to\s+|updated\s+to\s+|changed\s+to\s+|"
+    r"equal\s+to\s+|initiali[sz]ed\s+to\s+|initially\s+|bound\s+to\s+|going\s+to\s+be\s+)?)"
+)
+_CHANGE_VERB = re.compile(
+    r"becomes|\bnow\b|updated|changes|changed|set\s+to|:=|->|→|turns\s+into|incremented|decremented|"
+    r"increased|decreased|reduced|extended|grown|doubled|shortened|trimmed|converted|modified|"
+    r"(?:goes|go|went)\s+(?:up|down)|increases|decreases|grows|shrinks|rises|drops",
+    re.I,
+)
+_ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+}
+_ITER_RE = re.compile(
+    r"\b(?:(?P<word>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
+    r"twelfth)|(?P<num>\d+)(?:st|nd|rd|th))\s+(?:iteration|pass|round|loop\s+iteration|time\s+through)"
+    r"|\b(?:iteration|pass|round)\s*#?\s*(?P<num2>\d+)\b",
+    re.I,
+)
+_AFTER_LOOP_RE = re.compile(
+    r"\b(?:after\s+(?:the\s+)?(?:whole\s+|entire\s+)?(?:loop|iterations)|once\s+the\s+loop\s+"
+    r"(?:is\s+)?(?:done|finishe[sd]|ends|is\s+over|completes)|when\s+the\s+loop\s+(?:is\s+done|ends|"
+    r"finishes|is\s+over)|the\s+loop\s+(?:ends|is\s+over|terminates|finishes|is\s+done|stops|exits)|"
+    r"at\s+the\s+end\s+of\s+the\s+loop|(?:we\s+)?exit\s+the\s+loop|out\s+of\s+the\s+loop|"
+    r"loop\s+(?:has\s+)?(?:finished|completed|terminated))",
+    re.I,
+)
+_AT_CALL_RE = re.compile(
+    r"\b(?:initially|at\s+the\s+start|to\s+begin\s+with|the\s+(?:function\s+)?(?:is\s+)?called\s+with"
+    r"|we\s+call\s+f|the\s+input\s+is|the\s+arguments?\s+(?:is|are))\b",
+    re.I,
+)
+_LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
+_LOOP_COUNT_RE = re.compile(
+    r"\bloop\s+(?:runs|executes|iterates|goes\s+round|repeats)\s+(?P<n>\d+|once|twice|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten)\s+times?\b",
+    re.I,
+)
+_COUNT_WORDS = {
+    "once": 1,
+    "one": 1,
+    "twice": 2,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+
+_TRUTH_WORDS = (
+    r"true|false|satisfied|not\s+satisfied|unsatisfied|met|not\s+met|fulfilled|not\s+fulfilled"
+)
+_TRUTH = r"(?P<truth>" + _TRUTH_WORDS + ")"
+_TRUTH2 = r"(?P<truth2>" + _TRUTH_WORDS + ")"
+# "<cond> is False", "<cond> evaluates to True", "<cond> -> True", "<cond>, which is false".
+_COND_TRUTH_RE = re.compile(
+    r"(?:,\s*which\s+|\s+)(?:is|evaluates\s+to|returns|holds\s+as|comes\s+out(?:\s+as)?|gives|yields)"
+    r"\s+(?:therefore\s+|thus\s+|also\s+)?`?"
+    + _TRUTH
+    + r"\b`?|\s*(?:->|→|=>)\s*`?"
+    + _TRUTH2
+    + r"\b|\s+(?P<truth3>holds|fails|does\s+not\s+hold|doesn't\s+hold)\b",
+    re.I,
+)
+_COND_HOLDS_RE = re.compile(
+    r"\bthe\s+(?:if\s+|while\s+|loop\s+)?condition\s+(?:`[^`]*`\s+)?(?:is|evaluates\s+to|holds)\s+"
+    r"(?:therefore\s+|thus\s+)?`?"
+    + _TRUTH
+    + r"\b|\bthe\s+condition\s+(?P<neg>does\s+not|doesn't)\s+hold\b"
+    r"|\bthe\s+condition\s+holds\b",
+    re.I,
+)
+_BRANCH_RE = re.compile(
+    r"\b(?:(?P<enter>we\s+(?:enter|go\s+into|execute)|(?:we\s+)?(?:enter|go\s+into)|entering)\s+the\s+"
+    r"(?:if|branch|block|body|if[-\s](?:block|body|branch))"
+    r"|(?P<skip>(?:we\s+)?(?:skip|don't\s+enter|do\s+not\s+enter|bypass)\s+the\s+"
+    r"(?:if|branch|block|body|if[-\s](?:block|body|branch)))"
+    r"|the\s+(?:if[-\s])?(?:branch|block|body)\s+is\s+(?P<taken>taken|executed|entered|run)"
+    r"|the\s+(?:if[-\s])?(?:branch|block|body)\s+is\s+(?P<skipped>skipped|not\s+(?:taken|executed|"
+    r"entered|run)|bypassed))\b",
+    re.I,
+)
+_COND_SHAPE = re.compile(
+    r"(?:<=|>=|==|!=|<|>|\bnot\s+in\b|\bin\b|\bis\s+(?:not\s+)?(?:None|list|str|dict|int|tuple|set|float|bool)\b"
+    r"|\.(?:startswith|endswith|is[a-z]+)\()"
+)
+_RETURN_RE = re.compile(
+    r"(?P<subj>\bthe\s+function\s+(?:f\s+)?|\bfunction\s+f\s+|`?\bf\([^\n]*?\)`?\s+|\bf\s+|\bit\s+|"
+    r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|\bthat\s+|^)"
+    r"(?:will\s+|would\s+|should\s+|must\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*"
+    r"returns?\s+(?:the\s+value\s+)?"
+    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer)|\bthe\s+final\s+(?:result|value)|\b(?:the\s+)?return\s+value"
+    r"|\bthe\s+result(?=\s+of\s+(?:the\s+)?(?:function|f\b|call|`?f\()))(?:\s+of\s+(?:the\s+)?"
+    r"(?:function|f|call|`?f\([^\n]*?\)`?))?\s+(?:is|will\s+be|would\s+be|should\s+be|=)\s+"
+    r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*"
+    r"|`?\bf\([^\n]*?\)`?\s+(?:gives|yields|evaluates\s+to|outputs|produces|is)\s+",
+    re.I | re.M,
+)
+_CALLISH = re.compile(r"[\w\]\)'\"]\.\w+\(|\b(?!f\()\w+\(")
+_ANSWER_RE = re.compile(r"\[ANSWER\](?P<body>.*?)(?:\[/ANSWER\]|$)", re.S)
+_ASSERT_RE = re.compile(r"assert\s+f\((?P<args>.*)\)\s*==\s*(?P<out>.+?)\s*$", re.S)
+
+
+_ACTION_BEFORE = re.compile(
+    r"\b(?:append(?:s|ed|ing)?|add(?:s|ed|ing)?|insert(?:s|ed|ing)?|remov(?:e|es|ed|ing)|"
+    r"push(?:es|ed|ing)?|pop(?:s|ped|ping)?|extend(?:s|ed|ing)?|prepend(?:s|ed|ing)?|"
+    r"concatenat\w*|join(?:s|ed|ing)?|multipl\w*|subtract\w*|divid\w*|plus|minus|times|by|"
+    r"using|call(?:s|ed|ing)?|pass(?:es|ed|ing)?|replac\w*|delet\w*|strip\w*|split\w*|"
+    r"sort(?:s|ed|ing)?|revers\w*|count(?:s|ed|ing)?|find(?:s|ing)?|search\w*|look\w*\s+(?:up|for)|"
+    r"iterat\w*\s+over|loop\w*\s+over|over|through)\s+(?:the\s+)?(?:(?:list|string|dict|set|"
+    r"variable|value|character|element|item|key)\s+)?$",
+    re.I,
+)
+_PREP_BEFORE = re.compile(
+    r"(?:\b(?:of|in|to|from|than|with|by|into|over|through|on|at|for)\s+(?:the\s+)?"
+    r"(?:(?:string|list|variable|dict(?:ionary)?|tuple|set|array|value|argument|parameter)\s+)?"
+    r"|[\w.'\"`(\[]|\bis\s+|\bequals\s+|\b(?:return|returned|output|final|its|their|a|an)\s+)$",
+    re.I,
+)
+_OPERATOR_BEFORE = re.compile(r"[-+*/%<>=]\s*`?$")
+_EMPTY_WORDS = re.compile(
+    r"\s*(?:now\s+|still\s+|then\s+)?(?:an?\s+)?(?P<what>empty(?:\s+(?P<type>list|string|str|"
+    r"dict(?:ionary)?|set|tuple))?)\b(?!\s+(?:string|list)\s+(?:of|with))",
+    re.I,
+)
+_EMPTY_TYPED = {"list": "[]", "string": "''", "str": "''", "dict": "{}", "dictionary": "{}"}
+_EMPTY_TYPED |= {"set": "set()", "tuple": "()"}
+_RESULT_VERB = re.compile(
+    r"\s*`?\s*(?:,\s*)?(?:which\s+)?(?P<verb>returns|return|gives|give|yields|evaluates\s+to|"
+    r"equals|is\s+equal\s+to|becomes|produces|results\s+in|outputs|removes|pops|would\s+be|"
+    r"will\s+be|comes\s+out\s+(?:as|to)|is\s+(?:just|simply|only|still|now)|is|are|=|->|→|=>|:)(?![\w=])",
+    re.I,
+)
+_EXPR_START = re.compile(r"[A-Za-z_(\[{'\"`.]")
+_NEGATED = re.compile(r"\s*(?:not|never|no\s+longer|n't)\b", re.I)
+_HEDGE_AFTER = re.compile(r"\s*(?:or|and\s+not|\?)\b", re.I)
+
+
+def _truth(word: str | None, negated: bool = False) -> str | None:
+    if word is None:
+        return None
+    w = re.sub(r"\s+", " ", word.lower())
+    val = w in ("true", "satisfied", "met", "fulfilled")
+    return str(val != negated)
+
+
+def _value_at(text: str, i: int) -> tuple[int, str] | None:
+    """The claimed value at text[i:]: a literal ending cleanly, or an "empty" in words."""
+    got = claimed_value(text, i)
+    if got is not None:
+        return got
+    m = _EMPTY_WORDS.match(text, i)
+    if m and CLEAN_AFTER.match(text, m.end()):
+        typed = (m.group("type") or "").lower()
+        return m.end(), _EMPTY_TYPED.get(typed, EMPTY)
+    return None
+
+
+def find_bindings(text: str, names: set[str]) -> list[Claim]:
+    """`x = 5`, "count becomes 3", "the value of out is [1]": a variable of f and its value."""
+    claims: list[Claim] = []
+    if not names:
+        return claims
+    alt = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
+    pat = re.compile(
+        r"(?P<pre>(?i:\bthe\s+(?:new\s+|current\s+|final\s+|updated\s+)?value\s+of\s+"
+        r"(?:the\s+variable\s+)?)?)"
+        r"(?P<q>`?)(?P<name>\b(?:" + alt + r"))(?P=q)(?![\w.\[(`'])"
+        r"(?:\s*(?:'s\s+value|,|\s+itself|\s+also)\s*)?\s*(?P<verb>" + _BIND_VERB + r")",
+    )
+    for m in pat.finditer(text):
+        start = m.start("q")
+        before = text[max(0, start - 60) : start]
+        verb = m.group("verb").strip()
+        symbolic = verb in ("=", ":=", "->", "→", ":")
+        if not m.group("pre"):
+            if symbolic and re.search(r"[\w.'\"`(\[]$", before):
+                continue
+            if not symbolic and _PREP_BEFORE.search(before):
+                continue
+            if _ACTION_BEFORE.search(before) or (
+                _OPERATOR_BEFORE.search(before) and not _line_head(text, start)
+            ):
+                continue  # "append const -> [..]", "m = n + arr = [..]": not the subject
+            if symbolic and re.search(r"\b(?:in|of|at|on|to)\s+$", before, re.I):
+                continue  # "sorts the list in place: [..]"
+        if verb == ":" and not (m.group("q") or _line_head(text, start)):
+            continue  # "Output: 5" or "in place: [..]" are not bindings; "- count: 3" is
+        if verb == ":" and not text[m.end() : m.end() + 1].isspace():
+            continue
+        if _NEGATED.match(text, m.end()):
+            continue  # "nums is not empty"
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        end, lit = got
+        if _HEDGE_AFTER.match(text, end) and re.match(r"\s*or\b", text[end:], re.I):
+            continue  # "x is 3 or 4"
+        change = bool(_CHANGE_VERB.search(verb))
+        claims.append(
+            Claim(BINDING, text[start:end].strip(), lit, name=m.group("name"), change=change)
+        )
+        claims[-1].start, claims[-1].end = start, end
+    return claims
+
+
+def _line_head(text: str, i: int) -> bool:
+    """Is text[i] the first word of its line (after a bullet, a number, `|` or `**`)?"""
+    head = text[text.rfind("\n", 0, i) + 1 : i]
+    return re.fullmatch(r"\s*(?:[-*+•]|\d+[.)]|\|)?\s*(?:\*\*|__)?\s*`?", head) is not None or bool(
+        re.search(r"\|\s*$", head)
+    )
+
+
+def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "`nums.count(1)` returns 3", "text.rfind('i') gives -1", "s[5:8] is empty",
+    "counts['7'] is 1", "len(nums) = 4", "index('C') is 4", "popitem() removes ('k', 1)": an
+    expression over f's frame (or a method the code calls, written without its receiver) and the
+    value it gives. The subject is resolved against the code here; judging happens later."""
+    claims: list[Claim] = []
+    for m in _RESULT_VERB.finditer(text):
+        subject = _expression_before(text, m.start())
+        if subject is None:
+            continue
+        s_start, src = subject
+        if not _line_head(text, s_start) and _OPERAND_BEFORE.search(
+            text[max(0, s_start - 12) : s_start]
+        ):
+            continue  # "text[0] == text[-1] is True": a part of a larger expression
+        resolved = resolve_expression(src, facts)
+        if resolved is None:
+            continue
+        verb = m.group("verb").lower()
+        if verb in (":",) and not _line_head(text, s_start):
+            continue
+        if _NEGATED.match(text, m.end()):
+            continue
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        end, lit = got
+        if verb in ("removes", "pops") and not re.search(r"pop", src):
+            continue
+        kind = CONDITION if lit in ("True", "False") and _is_test(resolved) else EXPRESSION
+        if re.search(r"\bdel\s+`?$", text[max(0, s_start - 6) : s_start]):
+            continue  # "del result[1] -> {}": the dict after the deletion, not result[1]
+        mutated = _mutated_receiver(resolved, facts)
+        if mutated == "" or (mutated is not None and lit == "None"):
+            if mutated == "":
+                continue  # `lists[1].clear() -> ...`: which value is meant is unclear
+        elif mutated is not None:
+            # "`text.remove('p')` -> ['n']": the list after the call, not the call's None.
+            claim = Claim(
+                BINDING, text[s_start:end].strip(), lit, name=mutated, change=True, start=s_start
+            )
+            claim.end = end
+            claims.append(claim)
+            continue
+        claim = Claim(kind, text[s_start:end].strip(), lit, name=resolved)
+        if kind == CONDITION:
+            claim.condition = resolved
+        claim.start, claim.end = s_start, end
+        claims.append(claim)
+    return claims
+
+
+_OPERAND_BEFORE = re.compile(r"(?:==|!=|<=|>=|[<>+\-*/%]|\b(?:in|is|not))\s*`?$")
+MUTATORS = frozenset(
+    ["append", "extend", "insert", "remove", "update", "reverse", "sort", "clear", "add", "discard"]
+)
+
+
+def _mutated_receiver(src: str, facts: CodeFacts) -> str | None:
+    """`x.append(3)`, `d.update(e)`: the variable such a call changes (its result is None); ""
+    for a mutating call on something else; None when `src` does not mutate."""
+    try:
+        node = safe_ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr not in MUTATORS:
+            return None
+        if isinstance(node.func.value, ast.Name) and node.func.value.id in facts.names:
+            return node.func.value.id
+        return ""  # a mutation of something that is not a variable (`lists[1].clear()`)
+    return None
+
+
+def _is_test(src: str) -> bool:
+    try:
+        node = safe_ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return False
+    return (
+        isinstance(node, ast.Compare | ast.BoolOp)
+        or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+        or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr.startswith(("is", "startswith", "endswith"))
+        )
+    )
+
+
+def _expression_before(text: str, end: int) -> tuple[int, str] | None:
+    """The Python expression written just before `end`: a backticked one, or one bare token
+    (brackets and quotes may hold spaces). Returns (start, source) or None."""
+    j = end
+    while j > 0 and text[j - 1] in " \t":
+        j -= 1
+    if j > 0 and text[j - 1] == "`":
+        k = text.rfind("`", 0, j - 1)
+        if k < 0 or "\n" in text[k:j]:
+            return None
+        src = text[k + 1 : j - 1].strip()
+        return (k, src) if _is_subject_expression(src) else None
+    # A bare token: walk left over word chars, dots, and balanced brackets/quotes.
+    k = j
+    while k > 0:
+        c = text[k - 1]
+        if c in ")]}":
+            opener = _matching_open(text, k - 1)
+            if opener is None:
+                return None
+            k = opener
+            continue
+        if c in "'\"":
+            q = text.rfind(c, 0, k - 1)
+            if q < 0:
+                return None
+            k = q
+            continue
+        if c.isalnum() or c in "_.":
+            k -= 1
+            continue
+        break
+    src = text[k:j]
+    if not src or not _EXPR_START.match(src):
+        return None
+    return (k, src) if _is_subject_expression(src) else None
+
+
+def _matching_open(text: str, close: int) -> int | None:
+    pairs = {")": "(", "]": "[", "}": "{"}
+    depth = 0
+    j = close
+    while j >= 0:
+        c = text[j]
+        if c in pairs:
+            depth += 1
+        elif c in "([{":
+            depth -= 1
+            if depth == 0:
+                return j if pairs[text[close]] == c else None
+        elif c == "\n":
+            return None
+        j -= 1
+    return None
+
+
+def _is_subject_expression(src: str) -> bool:
+    """Worth a claim: a call, subscript, slice or operator expression (a bare name is a binding,
+    a bare literal a value)."""
+    if not src or len(src) > 120 or is_literal(src):
+        return False
+    lead = src.lstrip(".")
+    try:
+        node = safe_ast.parse(lead, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return isinstance(node, ast.Call | ast.Subscript | ast.Compare | ast.BinOp | ast.BoolOp) or (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    )
+
+
+_PURE_NAMES = frozenset(
+    [
+        "len",
+        "sorted",
+        "sum",
+        "min",
+        "max",
+        "abs",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "list",
+        "tuple",
+        "set",
+        "dict",
+        "range",
+        "reversed",
+        "ord",
+        "chr",
+        "enumerate",
+        "zip",
+        "any",
+        "all",
+        "round",
+        "repr",
+        "isinstance",
+    ]
+)
+
+
+def resolve_expression(src: str, facts: CodeFacts) -> str | None:
+    """The expression over f's frame that `src` names, or None when it does not resolve to one.
+
+    Names must be f's variables or pure builtins; a method called without its receiver
+    (`rfind('i')`, `.popitem()`) takes the one receiver the code calls that method on. An
+    expression of literals only (`'abc'.upper()`) resolves to itself."""
+    lead = src.strip().lstrip(".")
+    try:
+        node = safe_ast.parse(lead, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id not in _PURE_NAMES
+        and node.func.id not in facts.names
+    ):
+        receivers = facts.calls.get(node.func.id, set())
+        if len(receivers) != 1:
+            return None
+        lead = f"{next(iter(receivers))}.{lead}"
+        try:
+            node = safe_ast.parse(lead, mode="eval").body
+        except SyntaxError:
+            return None
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id not in facts.names and n.id not in _PURE_NAMES:
+            return None
+        if isinstance(n, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom) or (
+            isinstance(n, ast.Name) and n.id == "f"
+        ):
+            return None
+        if isinstance(n, ast.Attribute) and n.attr.startswith("_"):
+            return None
+    return lead
+
+
+def _parses_as_expression(src: str) -> bool:
+    try:
+        safe_ast.parse(src, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _looks_like_condition(cond: str, known: Iterable[str]) -> bool:
+    """A comparison or test, a closed expression, or one of the code's own conditions
+    ("`result` evaluates to True" when the code says `if result:`)."""
+    if not cond:
+        return False
+    if _COND_SHAPE.search(cond):
+        try:
+            safe_ast.parse(cond, mode="eval")
+            return True
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return bool(re.fullmatch(r"[\w\s.'\"()\[\]<>=!%+\-*/,]+", cond))
+    bare = cond.strip("`() ").replace(" ", "")
+    return any(bare == k.replace(" ", "") for k in known)
+
+
+def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
+    """ "`6173 < 1000` is False", "the condition holds", "we skip the if block"."""
+    claims: list[Claim] = []
+    taken: list[tuple[int, int]] = []
+    matches = list(_COND_TRUTH_RE.finditer(text))
+    starts = {m.start() for m in matches}
+    for m in matches:
+        if m.end() in starts:
+            continue  # "x is False is False": the first "is False" belongs to the condition
+        cond_start = _condition_start(text, m.start())
+        cond = text[cond_start : m.start()].strip().strip("`").strip()
+        if cond.lower() in ("it", "that", "this", "which", "this condition", "the result"):
+            # "Checking x > 3: it is False", "Is x > 3? That is false": the condition came just before.
+            prev_end = cond_start - 1
+            while prev_end > 0 and text[prev_end - 1] in " :?,":
+                prev_end -= 1
+            cond_start = _condition_start(text, prev_end)
+            cond = text[cond_start:prev_end]
+        cond = (
+            re.sub(
+                r"^(?:if|while|since|because|as|and|so|but|here|now|is|check(?:ing)?(?:\s+whether|\s+if)?|"
+                r"we\s+(?:test|check)|testing|the\s+condition|whether)\s+",
+                "",
+                cond.strip(),
+                flags=re.I,
+            )
+            .strip()
+            .strip("`,?:")
+            .strip()
+        )
+        inner = list(re.finditer(r"\bis\s+(?:True|False)\s*(?:,\s*)?(?:and|but|while)\s+", cond))
+        if inner:  # "a is False and b is True": two claims; this one is about b
+            tail = cond[inner[-1].end() :].strip("` ")
+            if tail and tail in text[cond_start:]:
+                cond_start += text[cond_start:].find(tail)
+                cond = tail
+        if not _parses_as_expression(cond):
+            # "isalnum() is False and '-' not in valid_chars is True": the condition is the
+            # longest tail of the clause that is an expression.
+            for cut in re.finditer(r"\s(?:and|but|so|while|yet)\s+|[,:;]\s+", cond):
+                tail = cond[cut.end() :].strip("` ")
+                if _parses_as_expression(tail) and _looks_like_condition(tail, known):
+                    cond_start += text[cond_start:].find(tail) if tail in text[cond_start:] else 0
+                    cond = tail
+                    break
+        if not _looks_like_condition(cond, known):
+            continue
+        if re.search(
+            r"\b(?:if|elif|while)\s+`?$", text[max(0, cond_start - 8) : cond_start]
+        ) and any(cond.replace(" ", "") == k.replace(" ", "") for k in known):
+            continue  # "if c.isascii() is False": the code's own test, quoted
+        held = m.group("truth3")
+        truth = (
+            str(held.lower() == "holds") if held else _truth(m.group("truth") or m.group("truth2"))
+        )
+        claims.append(
+            Claim(
+                CONDITION,
+                text[cond_start : m.end()].strip(),
+                truth or "",
+                condition=cond,
+                start=cond_start,
+                end=m.end(),
+            )
+        )
+        taken.append((cond_start, m.end()))
+    for m in _COND_HOLDS_RE.finditer(text):
+        if any(s <= m.start() < e for s, e in taken):
+            continue
+        truth = _truth(m.group("truth")) if m.group("truth") else str(not m.group("neg"))
+        claims.append(
+            Claim(CONDITION, m.group(0), truth or "", condition=None, start=m.start(), end=m.end())
+        )
+        taken.append((m.start(), m.end()))
+    if not claims:
+        for m in _BRANCH_RE.finditer(text):
+            truth = "True" if (m.group("enter") or m.group("taken")) else "False"
+            # The condition may be written just before: "6173 < 1000, so the branch is taken".
+            leading = _leading_condition(text[: m.start()], known)
+            claims.append(
+                Claim(CONDITION, m.group(0), truth, condition=leading, start=m.start(), end=m.end())
+            )
+            break
+    return claims
+
+
+def _condition_start(text: str, end: int) -> int:
+    """Where a condition ending at `end` starts: after the last clause break before it."""
+    j = end - 1
+    depth = 0
+    while j >= 0:
+        c = text[j]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                return j + 1
+            depth -= 1
+        elif depth == 0 and _is_break(text, j):
+            return j + 1
+        j -= 1
+    return 0
+
+
+def _is_break(text: str, j: int) -> bool:
+    c = text[j]
+    brk = c in ",;:\n" or (c == "." and j + 1 < len(text) and text[j + 1] == " ")
+    return brk and not _inside_quotes(text, j)
+
+
+def _inside_quotes(text: str, j: int) -> bool:
+    line_start = text.rfind("\n", 0, j) + 1
+    seg = text[line_start:j]
+    return seg.count("'") % 2 == 1 or seg.count('"') % 2 == 1
+
+
+def _leading_condition(prefix: str, known: Iterable[str]) -> str | None:
+    cut = re.sub(
+        r"[\s,]*(?:\b(?:so|and|therefore|thus|hence|then|which\s+means)\b)?[\s,]*$",
+        "",
+        prefix,
+        flags=re.I,
+    )
+    start = _condition_start(cut, len(cut))
+    cond = cut[start:].strip().strip("`")
+    cond = (
+        re.sub(r"^(?:since|because|as|and|so|if|here)\s+", "", cond, flags=re.I).strip().strip("`")
+    )
+    # "x > 3 is False, so the branch is skipped": the truth words are not part of the condition.
+    cond = (
+        re.sub(
+            r"\s*(?:(?:is|evaluates\s+to|->)\s+(?:true|false)|is\s+(?:not\s+)?(?:met|satisfied))$",
+            "",
+            cond,
+            flags=re.I,
+        )
+        .strip()
+        .strip("`")
+    )
+    return cond if _looks_like_condition(cond, known) else None
+
+
+_ANSWER_FORMS = re.compile(
+    r"(?:\*\*|__)?\b(?:(?:final\s+)?(?:answer|output)|final\s+result)(?:\s+is)?\s*(?:\*\*|__)?\s*[:=]\s*(?:\*\*|__)?"
+    r"|\\boxed\{|<answer>\s*",
+    re.I,
+)
+_RETURNED = re.compile(
+    r"\b(?:that|this|which|it)\s+(?:\w+\s+){0,2}?(?:is|gets)\s+(?:what\s+(?:is|gets)\s+)?"
+    r"returned\b|\bis\s+what\s+(?:f|the\s+function)\s+returns\b|\band\s+(?:that|this)\s+is\s+"
+    r"(?:the\s+)?(?:return\s+value|output|answer|result)\b",
+    re.I,
+)
+_FSTRING = re.compile(
+    r"\bthe\s+f-?string\s+(?:gives|produces|evaluates\s+to|is|becomes|yields)\s+", re.I
+)
+
+
+def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
+    """f's result: "the function returns 'ab'", "**Answer:** 'ab'", "the output is [1]",
+    "`f('x') == 'ab'`", "That list is returned" (the value just written), "the f-string gives
+    'a-b'" (when f returns an f-string)."""
+    names = facts.names
+    claims: list[Claim] = []
+    for m in _RETURN_RE.finditer(text):
+        if m.group("noun") and m.group("noun") in names:
+            continue  # "the result is ..." speaks of the variable `result`
+        got = claimed_value(text, m.end())
+        if got is None:
+            continue
+        subj = (m.group("subj") or "").strip().lower()
+        head = text[: m.start()]
+        subject_f = True
+        # "text.find('a') returns 2" / "it returns" next to a method call: maybe not f's value.
+        if m.group(0).lower().lstrip().startswith(
+            ("it", "this", "which", "we", "so", "then", "and")
+        ) or (subj == "" and "return" in m.group(0).lower()):
+            subject_f = not _CALLISH.search(head[-60:] + m.group(0))
+        claims.append(
+            Claim(
+                RETURN,
+                text[m.start() : got[0]].strip(),
+                got[1],
+                subject_f=subject_f,
+                start=m.start(),
+                end=got[0],
+            )
+        )
+    for m in _ANSWER_FORMS.finditer(text):
+        if any(c.start <= m.start() < c.end for c in claims):
+            continue
+        got = claimed_value(text.replace("`", " "), m.end())
+        if got is None:
+            continue
+        word = re.search(r"answer|output|result", m.group(0), re.I)
+        if word and word.group(0).lower() in {n.lower() for n in names}:
+            continue  # "output = []" speaks of the variable `output`
+        claims.append(
+            Claim(RETURN, text[m.start() : got[0]].strip(), got[1], start=m.start(), end=got[0])
+        )
+    for m in _RETURNED.finditer(text):
+        lit = last_literal(text, m.start())
+        if lit is not None:
+            s, e, value = lit
+            claims.append(Claim(RETURN, text[s : m.end()].strip(), value, start=s, end=m.end()))
+    if facts.return_fstring:
+        for m in _FSTRING.finditer(text):
+            got = claimed_value(text, m.end())
+            if got is not None:
+                claims.append(
+                    Claim(RETURN, text[m.start() : got[0]], got[1], start=m.start(), end=got[0])
+                )
+    return claims
+
+
+def last_literal(text: str, end: int | None = None) -> tuple[int, int, str] | None:
+    """The last literal written before `end` in its sentence ("..., giving [1, 2]. That list is
+    returned"): looks back over the current and the previous sentence."""
+    end = len(text) if end is None else end
+    lo = max(0, end - 400)
+    best = None
+    i = lo
+    while i < end:
+        c = text[i]
+        if c in "'\"[({" or c.isdigit() or c == "-":
+            got = scan_literal(text, i)
+            marker = (
+                got is not None
+                and re.fullmatch(r"[ \t]*", text[text.rfind("\n", 0, i) + 1 : i])
+                and text[got[0] : got[0] + 1] in (".", ")")
+            )
+            if got is not None and got[0] <= end and not marker:
+                best = (i, got[0], got[1])
+                i = got[0]
+                continue
+        i += 1
+    return best
+
+
+_LOOP_VALUES_RE = re.compile(
+    r"(?P<q>`?)(?P<name>\b[A-Za-z_]\w*)(?P=q)\s+(?:takes|will\s+take|goes\s+through|runs\s+through|"
+    r"iterates\s+(?:over|through)|ranges\s+over|steps\s+through)\s+(?:on\s+)?(?:the\s+)?(?:values?|"
+    r"numbers|elements|items|characters)?\s*(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|\s+in\s+turn|\s+\(|,\s+so\b|"
+    r"\s+in\s+order|,\s+and\b|\s+respectively|,\s+which\b|\s+one\s+after|,\s+then\b)",
+    re.I,
+)
+_RANGE_RE = re.compile(
+    r"(?P<q>`?)(?P<name>\b[A-Za-z_]\w*)(?P=q)\s+(?:goes|runs|ranges|iterates|counts|loops)\s+"
+    r"(?:from|over)\s+(?P<a>-?\d+)\s+(?:to|through|up\s+to|\.\.)\s+(?P<b>-?\d+)"
+    r"(?P<incl>\s*(?:inclusive|\(inclusive\)))?",
+    re.I,
+)
+_V = r"(?:-?\d+|'[^'\n]{0,20}'|\"[^\"\n]{0,20}\")"
+_NAME_VALUES_RE = re.compile(
+    r"\b(?:for|with|gives|giving|yields|so|i\.e\.|namely|over|takes)\s+(?P<name>[A-Za-z_]\w*)\s*(?:=|goes|takes)\s*"
+    r"(?P<vals>"
+    + _V
+    + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+then\s+)(?:[A-Za-z_]\w*\s*=\s*)?"
+    + _V
+    + r")+)"
+    r"|\b(?P<name2>[A-Za-z_]\w*)\s+goes\s+(?P<vals2>" + _V + r"(?:\s*,\s*(?:and\s+)?" + _V + r")+)",
+)
+_RANGE_SPAN_RE = re.compile(
+    r"`?(?P<expr>range\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))`?\s+(?:counts|goes|runs|steps|iterates)\s+"
+    r"(?:upwards\s+|downwards\s+|up\s+|down\s+|backwards\s+)?from\s+(?P<a>-?\d+)\s+(?:down\s+|up\s+)?"
+    r"(?:to|through)\s+(?P<b>-?\d+)",
+    re.I,
+)
+_THROUGH_RE = re.compile(
+    r"\b(?P<name>[A-Za-z_]\w*)\s*=\s*(?:(?P<a>-?\d+)\s+(?:through|to|up\s+to|down\s+to)\s+(?P<b>-?\d+)\b"
+    r"|(?P<one>-?\d+|'[^'\n]*')\s+(?:once|only)\b)",
+    re.I,
+)
+_RANGE_GIVES = re.compile(
+    r"`?(?P<expr>range\([^()\n]*\))`?\s+(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
+    r"(?:the\s+)?(?:values\s+|numbers\s+)?(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|,\s+so\b|\s+\()",
+    re.I,
+)
+_TIMES_RE = re.compile(
+    r"\b(?:the\s+)?(?:loop|body|while\s+loop|for\s+loop|loop\s+body|it)\s+(?:therefore\s+|thus\s+|only\s+)?"
+    r"(?:runs|executes|iterates|goes\s+round|repeats|is\s+executed|is\s+run|will\s+run|"
+    r"will\s+execute|runs\s+for)\s+(?:exactly\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten)(?:\s+times?|\s+iterations?)?\b"
+    r"|\b(?P<n2>\d+|two|three|four|five|six|seven|eight|nine|ten)\s+iterations\s+(?:in\s+total|"
+    r"altogether|overall)\b|\bthere\s+(?:are|will\s+be)\s+(?P<n3>\d+|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten)\s+iterations\b",
+    re.I,
+)
+
+
+def _values_list(words: str) -> str | None:
+    """ "1 and 2", "1, 2, and 3", "[1, 2]", "'a', 'b' and 'c'", "1..10" -> a list literal."""
+    w = words.strip().strip("`").strip()
+    w = re.sub(r"^(?:in\s+order\s+|successively\s+)", "", w)
+    if w.startswith("["):
+        got = scan_literal(w, 0)
+        return got[1] if got and got[0] >= len(w.rstrip(",")) - 1 else None
+    if m := re.fullmatch(r"(-?\d+)\s*(?:\.\.\.?|…|–|-|to|through)\s*(-?\d+)", w):
+        a, b = int(m.group(1)), int(m.group(2))
+        if a <= b and b - a <= 1000:
+            return repr(list(range(a, b + 1)))
+        return None
+    parts = re.split(r"\s*,\s*(?:and\s+|then\s+)?|\s+(?:and|then)\s+", w)
+    items = []
+    for part in parts:
+        part = part.strip().strip("`")
+        if not part:
+            continue
+        if not is_literal(part):
+            return None
+        items.append(part)
+    if len(items) < 2:
+        return None
+    return "[" + ", ".join(items) + "]"
+
+
+def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
+    """What a loop ranges over and how often it runs: "k takes the values 1 and 2", "i goes
+    from 0 to 4", "range(1, 11) gives 1..10", "the loop runs 9 times"."""
+    claims: list[Claim] = []
+    for m in _LOOP_VALUES_RE.finditer(text):
+        name = m.group("name")
+        if name not in facts.loop_vars:
+            continue
+        vals = _values_list(m.group("vals"))
+        if vals is None:
+            continue
+        claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _NAME_VALUES_RE.finditer(text):
+        name = m.group("name") or m.group("name2")
+        if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
+            continue
+        parts = re.split(
+            r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+then\s+)(?:" + re.escape(name) + r"\s*=\s*)?",
+            m.group("vals") or m.group("vals2"),
+        )
+        items = [v.strip() for v in parts if v.strip()]
+        if len(items) < 2 or not all(is_literal(v) for v in items):
+            continue
+        claims.append(
+            Claim(
+                LOOP_VALUES,
+                m.group(0),
+                "[" + ", ".join(items) + "]",
+                name=name,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _RANGE_RE.finditer(text):
+        name = m.group("name")
+        if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
+            continue
+        a, b = int(m.group("a")), int(m.group("b"))
+        if not (a <= b and b - a <= 1000):
+            continue
+        # "goes from 0 to 4": both ends are values it takes (writers say "to 4" for range(5)).
+        vals = repr(list(range(a, b + 1)))
+        claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _RANGE_SPAN_RE.finditer(text):
+        expr = resolve_expression(m.group("expr"), facts)
+        a, b = int(m.group("a")), int(m.group("b"))
+        if expr is None or abs(b - a) > 1000:
+            continue
+        span = list(range(a, b + 1)) if a <= b else list(range(a, b - 1, -1))
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                repr(span),
+                name=f"list({expr})",
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _THROUGH_RE.finditer(text):
+        name = m.group("name")
+        if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
+            continue
+        if m.group("a") is not None:
+            a, b = int(m.group("a")), int(m.group("b"))
+            if abs(b - a) > 1000:
+                continue
+            vals = repr(list(range(a, b + 1)) if a <= b else list(range(a, b - 1, -1)))
+        else:
+            vals = f"[{m.group('one')}]"
+        claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _RANGE_GIVES.finditer(text):
+        words = m.group("vals")
+        named = re.match(r"\s*(?:only\s+)?[A-Za-z_]\w*\s*=\s*", words)
+        if named:  # "range(0, 0, -3) gives i = 0": the values of the loop variable
+            rest = words[named.end() :].strip()
+            one = re.fullmatch(r"(-?\d+)(?:\s+(?:once|only))?", rest)
+            words = f"[{one.group(1)}]" if one else rest
+        vals = _values_list(words)
+        if vals is None:
+            continue
+        expr = resolve_expression(m.group("expr"), facts)
+        if expr is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                vals,
+                name=f"list({expr})",
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _TIMES_RE.finditer(text):
+        n = (m.group("n") or m.group("n2") or m.group("n3")).lower()
+        count = _COUNT_WORDS.get(n) or int(n)
+        claims.append(Claim(LOOP_COUNT, m.group(0), str(count), start=m.start(), end=m.end()))
+    return claims
+
+
+def iterations(text: str) -> list[tuple[int, str, int, int]]:
+    """Every loop iteration a text names, as (ordinal, the words, start, end)."""
+    out = []
+    for m in _ITER_RE.finditer(text):
+        n = (
+            _ORDINALS[m.group("word").lower()]
+            if m.group("word")
+            else int(m.group("num") or m.group("num2"))
+        )
+        out.append((n, m.group(0), m.start(), m.end()))
+    return out
+
+
+_RESULT_WORDS = re.compile(
+    r"(?:,\s*|\s+)(?:giving|leaving|resulting\s+in|so\s+we\s+(?:get|have)|we\s+(?:get|now\s+have|are\s+left\s+with)|"
+    r"which\s+(?:gives|leaves)|and\s+(?:we\s+)?get|to\s+get|to\s+give|yielding|producing|"
+    r"(?:now\s+)?(?:looks|reads)\s+like)\s*:?\s*",
+    re.I,
+)
+_NAME_WORD = re.compile(r"`?\b([A-Za-z_]\w*)\b`?")
+
+
+_MEMBER_RE = re.compile(
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?P<neg>is\s+not|isn't|is)\s+(?:also\s+|indeed\s+)?"
+    r"(?:in|one\s+of(?:\s+the\s+\w+\s+of)?)\s+`?(?P<box>[A-Za-z_]\w*|'[^'\n]*'|\"[^\"\n]*\")`?"
+    r"|`?(?P<box2>[A-Za-z_]\w*|'[^'\n]*'|\"[^\"\n]*\")`?\s+(?P<neg2>does\s+not\s+contain|doesn't\s+contain|"
+    r"contains|has)\s+(?P<item2>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)(?:\s+in\s+it)?",
+    re.I,
+)
+
+
+def find_membership(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "'.' is in chars", "'x.' is not one of its words" (no: unresolved), "'qwbnjrxs' has 'jr'
+    in it": a membership test stated in words, as the condition `item in box`."""
+    claims: list[Claim] = []
+    for m in _MEMBER_RE.finditer(text):
+        item = m.group("item") or m.group("item2")
+        box = m.group("box") or m.group("box2")
+        neg = m.group("neg") or m.group("neg2") or ""
+        if not is_literal(box) and box not in facts.names:
+            continue
+        if m.group("neg2") and m.group("neg2").lower() == "has" and not m.group(0).endswith("it"):
+            continue  # "text has 5" is a count, not membership
+        expr = resolve_expression(f"{item} in {box}", facts)
+        if expr is None:
+            continue
+        truth = str(not re.search(r"not|n't", neg, re.I))
+        claims.append(
+            Claim(
+                CONDITION,
+                m.group(0),
+                truth,
+                name=expr,
+                condition=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
+_ANAPHORA_RE = re.compile(
+    r"\b(?:so\s+|and\s+)?(?:this|that|it|which)(?:'s|\s+is(?:\s+still|\s+now|\s+just)?|\s+gives|"
+    r"\s+evaluates\s+to|\s+returns|\s+yields|\s+becomes|\s+comes\s+out\s+as)\s+",
+    re.I,
+)
+
+
+def find_anaphora(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "`a and b` ..., so this is 'CJU'", "`r['c'] is r['d']`: ..., so this is True": a value
+    for the expression the clause began with (the last one backticked before it in the line)."""
+    claims: list[Claim] = []
+    for m in _ANAPHORA_RE.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        ticks = list(re.finditer(r"`([^`\n]+)`", text[line_start : m.start()]))
+        subject = None
+        for t in reversed(ticks):
+            src = t.group(1).strip()
+            if is_literal(src):
+                continue
+            if _is_subject_expression(src):
+                subject = resolve_expression(src, facts)
+            break
+        if subject is None:
+            continue
+        end, lit = got
+        kind = CONDITION if lit in ("True", "False") else EXPRESSION
+        claim = Claim(kind, text[m.start() : end], lit, name=subject, start=m.start(), end=end)
+        claim.inferred = True  # "this" is read as the line's expression: agree, never contradict
+        if kind == CONDITION:
+            claim.condition = subject
+        claims.append(claim)
+    return claims
+
+
+_NUM = r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice)"
+_HAS_LEN_RE = re.compile(
+    r"`?(?P<box>[A-Za-z_]\w*)`?\s+(?:now\s+|then\s+|still\s+)?(?:has|contains|holds|is\s+made\s+of)\s+"
+    + _NUM
+    + r"\s+(?:elements|items|characters|chars|letters|entries|keys|values|numbers|strings|words|pairs)\b",
+    re.I,
+)
+_LIT_LEN_RE = re.compile(
+    r"(?P<lit>'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\])\s*(?:[-—–,:(]\s*)?(?:that's|that\s+is|which\s+is|"
+    r"it\s+has|has|is|has\s+length|of\s+length)\s+"
+    + _NUM
+    + r"\s+(?:characters|chars|letters|elements|items|long)\b",
+    re.I,
+)
+_APPEARS_RE = re.compile(
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?:appears|occurs|shows\s+up|is\s+found)\s+"
+    + _NUM
+    + r"(?:\s+times?)?(?:\s+in\s+`?(?P<box>[A-Za-z_]\w*)`?)?",
+    re.I,
+)
+
+
+_POSITIONS_RE = re.compile(
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?:appears|occurs|is|sits|shows\s+up)\s+(?:only\s+)?at\s+"
+    r"(?:positions|indices|indexes|index|position)\s+(?P<vals>-?\d+(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)-?\d+)*)"
+    r"(?:\s+(?:in|of)\s+`?(?P<box>[A-Za-z_]\w*)`?)?",
+    re.I,
+)
+
+
+def _count(word: str) -> int:
+    w = word.lower()
+    return _COUNT_WORDS.get(w) or int(w)
+
+
+def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
+    """Counts and lengths: "ls has 8 elements", "'abcde' - that's 6 characters", "5 appears 3
+    times in nums" (or in f's only argument when none is named)."""
+    claims: list[Claim] = []
+    for m in _HAS_LEN_RE.finditer(text):
+        if m.group("box") not in facts.names:
+            continue
+        expr = f"len({m.group('box')})"
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                str(_count(m.group("n"))),
+                name=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _LIT_LEN_RE.finditer(text):
+        if not is_literal(m.group("lit")):
+            continue
+        expr = f"len({m.group('lit')})"
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                str(_count(m.group("n"))),
+                name=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    for m in _POSITIONS_RE.finditer(text):
+        box = m.group("box")
+        if box is None and len(facts.params) == 1:
+            box = facts.params[0]
+        if box is None or box not in facts.names or not is_literal(m.group("item")):
+            continue
+        found = [int(v) for v in re.findall(r"-?\d+", m.group("vals"))]
+        expr = f"[_i for _i, _v in enumerate({box}) if _v == {m.group('item')}]"
+        claims.append(
+            Claim(EXPRESSION, m.group(0), repr(found), name=expr, start=m.start(), end=m.end())
+        )
+    for m in _APPEARS_RE.finditer(text):
+        box = m.group("box")
+        if box is None and len(facts.params) == 1:
+            box = facts.params[0]
+        if box is None or box not in facts.names:
+            continue
+        counted = resolve_expression(f"{box}.count({m.group('item')})", facts)
+        if counted is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                str(_count(m.group("n"))),
+                name=counted,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
+_MAKES_RE = re.compile(
+    r"\b(?:makes|making|leaves|leaving|turns)\s+`?(?P<name>[A-Za-z_]\w*)`?\s+(?:into\s+)?", re.I
+)
+_APPENDS_RE = re.compile(
+    r"`?(?P<call>[A-Za-z_]\w*\.(?P<method>append|add|insert|extend|remove|appendleft)\((?P<args>[^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\))`?"
+    r"\s+(?:then\s+)?(?:appends|adds|inserts|extends\s+(?:it\s+)?with|removes|puts)\s+(?:the\s+value\s+)?",
+    re.I,
+)
+
+
+_TURNS_RE = re.compile(
+    r"`?\.?(?P<method>[a-z_]+)(?:\(\))?`?\s+(?:turns|converts|changes|makes|maps|transforms)\s+"
+    r"(?P<lit>'[^'\n]*'|\"[^\"\n]*\")\s+(?:into|to)\s+",
+    re.I,
+)
+_STR_METHODS = frozenset(
+    [
+        "upper",
+        "lower",
+        "casefold",
+        "title",
+        "capitalize",
+        "swapcase",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "split",
+        "rsplit",
+        "splitlines",
+    ]
+)
+
+
+def find_transforms(text: str) -> list[Claim]:
+    """ "casefold turns 'hELLO' into 'hello'": a string method applied to a written value, a
+    closed expression whatever the frame holds."""
+    claims: list[Claim] = []
+    for m in _TURNS_RE.finditer(text):
+        method = m.group("method").lower()
+        if method not in _STR_METHODS or not is_literal(m.group("lit")):
+            continue
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        expr = f"{m.group('lit')}.{method}()"
+        claims.append(
+            Claim(
+                EXPRESSION, text[m.start() : got[0]], got[1], name=expr, start=m.start(), end=got[0]
+            )
+        )
+    return claims
+
+
+_SETS_RE = re.compile(
+    r"\b(?:sets|set|assigns|stores)\s+`?(?P<subj>[A-Za-z_]\w*(?:\[[^\]\n]{1,40}\])*)`?\s+(?:to|=)\s+",
+    re.I,
+)
+
+
+def find_sets(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "it sets a['foo'] to 'bar'", "sets count to 3": the subject's value once it is set."""
+    claims: list[Claim] = []
+    for m in _SETS_RE.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        subj = m.group("subj")
+        if subj in facts.names:
+            claims.append(
+                Claim(
+                    BINDING,
+                    text[m.start() : got[0]],
+                    got[1],
+                    name=subj,
+                    change=True,
+                    start=m.start(),
+                    end=got[0],
+                )
+            )
+            continue
+        expr = resolve_expression(subj, facts)
+        if expr is not None and "[" in subj:
+            claims.append(
+                Claim(
+                    EXPRESSION,
+                    text[m.start() : got[0]],
+                    got[1],
+                    name=expr,
+                    start=m.start(),
+                    end=got[0],
+                )
+            )
+    return claims
+
+
+def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
+    "`s.append(len(s))` appends 4" (the value the call's argument has)."""
+    claims: list[Claim] = []
+    for m in _MAKES_RE.finditer(text):
+        name = m.group("name")
+        if name not in facts.names:
+            continue
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        claims.append(
+            Claim(
+                BINDING,
+                text[m.start() : got[0]],
+                got[1],
+                name=name,
+                change=True,
+                start=m.start(),
+                end=got[0],
+            )
+        )
+    for m in _APPENDS_RE.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        try:
+            call = safe_ast.parse(m.group("call"), mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(call, ast.Call) or not call.args:
+            continue
+        try:
+            arg = ast.unparse(call.args[-1])
+        except RecursionError:
+            continue
+        if is_literal(arg):
+            continue
+        expr = resolve_expression(arg, facts)
+        if expr is None:
+            continue
+        claim = Claim(
+            EXPRESSION, text[m.start() : got[0]], got[1], name=expr, start=m.start(), end=got[0]
+        )
+        lines = facts.method_lines.get(m.group("method"), set())
+        if len(lines) == 1:
+            claim.before_line = next(iter(lines))  # the argument, as that line starts
+        claims.append(claim)
+    return claims
+
+
+_ARITH_EQ = re.compile(r"\s*=(?!=)\s*(?=[-\d'\"\[(])")
+
+
+def find_arithmetic(text: str) -> list[Claim]:
+    """ "7 // 2 = 4", "'Mmo' + 'amt' = 'Mmoamt'", "(2 + 1) // 2 * -1 = -1": an expression of
+    values only, worked out in the chain. Its truth does not depend on where it is placed."""
+    claims: list[Claim] = []
+    for m in _ARITH_EQ.finditer(text):
+        got = claimed_value(text, m.end())
+        if got is None:
+            continue
+        line_start = max(text.rfind("\n", 0, m.start()), text.rfind(": ", 0, m.start()) + 1, 0)
+        line_start = max(
+            line_start, m.start() - 120
+        )  # worked arithmetic is short; bounds the search
+        head = text[line_start : m.start()]
+        best = None
+        for k in range(len(head)):
+            if k and (head[k - 1].isalnum() or head[k - 1] in "_'\"."):
+                continue
+            src = head[k:].strip().strip("`").strip()
+            if not src or src[0] in "=":
+                continue
+            try:
+                node = safe_ast.parse(src, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            if any(isinstance(n, ast.Name | ast.Attribute | ast.Call) for n in ast.walk(node)):
+                continue
+            if not isinstance(node, ast.BinOp | ast.Subscript):
+                continue
+            at = line_start + k + (len(head[k:]) - len(head[k:].lstrip()))
+            before = text[max(0, at - 3) : at].rstrip()
+            if before and (before[-1].isalnum() or before[-1] in ")]}_.+-*/%"):
+                break  # "len(a) - 1 = 5": the tail of an expression over variables
+            best = (at, src)
+            break
+        if best is None:
+            continue
+        start, src = best
+        claims.append(
+            Claim(EXPRESSION, text[start : got[0]], got[1], name=src, start=start, end=got[0])
+        )
+    return claims
+
+
+def find_results(text: str, names: set[str]) -> list[Claim]:
+    """ "... all 1s are removed from nums, giving [2, 3]": a result stated without its subject
+    next to it. The subject is the one variable of f the clause speaks of that is not an
+    argument of the action ("append const", "remove x"); none or several: nothing is claimed."""
+    claims: list[Claim] = []
+    for m in _RESULT_WORDS.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None:
+            continue
+        clause_start = max(text.rfind(". ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+        found: list[str] = []
+        for nm in _NAME_WORD.finditer(text, clause_start, m.start()):
+            name = nm.group(1)
+            if name not in names:
+                continue
+            before = text[max(clause_start, nm.start() - 40) : nm.start()]
+            if _ACTION_BEFORE.search(before) and not re.search(
+                r"\b(?:to|from|onto|into|of|in)\s+(?:the\s+)?(?:\w+\s+)?`?$", before, re.I
+            ):
+                continue
+            if name not in found:
+                found.append(name)
+        if len(found) != 1:
+            continue
+        claim = Claim(
+            BINDING, text[m.start() : got[0]].strip(" ,"), got[1], name=found[0], change=True
+        )
+        claim.start, claim.end, claim.inferred = m.start(), got[0], True
+        claims.append(claim)
+    return claims
+
+
+def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
+    """Every claim of one step's text (code already blanked), in the order written; where two
+    readings overlap, the more specific one (an expression over a binding of its receiver, a
+    condition over a binding inside it) is kept."""
+    conds = find_conditions(text, list(facts.cond_text.values()))
+    for c in conds:
+        if c.condition:
+            c.name = resolve_expression(c.condition, facts)
+    exprs = find_expressions(text, facts)
+    binds = find_bindings(text, facts.names)
+    rets = find_returns(text, facts)
+    loops = find_loop_claims(text, facts)
+    results = find_results(text, facts.names)
+    members = (
+        find_membership(text, facts)
+        + find_counts(text, facts)
+        + find_effects(text, facts)
+        + find_arithmetic(text)
+        + find_transforms(text)
+        + find_sets(text, facts)
+    )
+    anaphora = find_anaphora(text, facts)
+    chosen: list[Claim] = []
+    for group in (loops, exprs, members, conds, rets, binds, anaphora, results):
+        for c in group:
+            if c.start < 0:
+                continue
+            if any(_overlaps(c, k) for k in chosen):
+                continue
+            chosen.append(c)
+    for n, words, s, e in iterations(text):
+        if not any(_overlaps(Claim(ITERATION, words, str(n), start=s, end=e), k) for k in chosen):
+            chosen.append(Claim(ITERATION, words, str(n), ordinal=n, start=s, end=e))
+    chosen = [c for c in chosen if not _conditional(text, c)]
+    chosen.sort(key=lambda c: c.start)
+    return chosen
+
+
+_IF_WORDS = re.compile(r"\b(?:if|when|whenever|unless|until|in\s+case)\s+`?$", re.I)
+
+
+def _conditional(text: str, claim: Claim) -> bool:
+    """ "if c.isascii() is False, return False": the code's logic described, not a claim."""
+    if claim.kind not in (CONDITION, EXPRESSION, BINDING):
+        return False
+    own = text[claim.start : claim.end].lstrip(" `")
+    if re.match(r"(?:if|when|whenever|unless|until)\s", own, re.I):
+        return True
+    return bool(_IF_WORDS.search(text[max(0, claim.start - 12) : claim.start]))
+
+
+def _overlaps(a: Claim, b: Claim) -> bool:
+    return a.start < b.end and b.start < a.end

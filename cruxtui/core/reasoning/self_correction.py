@@ -1,0 +1,83 @@
+"""Self-corrections: "wait, actually ...", "no — ...", "let me recompute: ..." take back what
+they correct, so the slip a chain retracts is not reported as its first divergence.
+
+A claim is retracted when, after a correction marker and within a couple of sentences, the chain
+states the same subject again with a *different* value ("x is 4. Wait, actually x is 3"), or
+when the marker says outright that what came just before was wrong and states nothing new
+("That's not right." retracts the previous sentence). A re-check that restates the same value
+("let me double-check: x = 4, yes") retracts nothing, so a slip confirmed twice is still found
+where it was first made.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cruxtui.core.reasoning.claim_types import Claim
+from cruxtui.core.reasoning.literal_scan import value_key
+
+_MARKER = re.compile(
+    r"\b(?:wait|oops|whoops|correction|scratch\s+that|on\s+second\s+thought|"
+    r"no,|no\s*[—–-]|no\s+wait|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
+    r"mis(?:read|counted|calculated|computed|spoke|took))|let\s+me\s+(?:re-?check|recount|redo|"
+    r"recompute|re-?examine|reconsider|correct|re-?calculate|re-?evaluate|re-?do|fix)|"
+    r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
+    r"I\s+was\s+wrong|not\s+quite|correcting|nope|was\s+about\s+to\s+say)",
+    re.I | re.M,
+)
+_OUTRIGHT = re.compile(
+    r"\bno,?\s+wait\b|\bwait,?\s+no\b|\bno\s*[—–-]|\bnope\b|\bwas\s+about\s+to\s+say\b|"
+    r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
+    r"I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|was\s+wrong|mis\w+)|scratch\s+that|oops|whoops",
+    re.I,
+)
+
+
+def _subject(c: Claim) -> tuple[str, str]:
+    if c.kind == "return":
+        return ("return", "")
+    return (c.kind if c.kind != "condition" else "condition", c.name or c.condition or "")
+
+
+def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) -> None:
+    """Mark `claims` (in text order, with spans) retracted where a later self-correction takes
+    them back."""
+    for m in _MARKER.finditer(text):
+        here = _sentence_index(sentences, m.start())
+        if here is None:
+            continue
+        # The zone the correction restates things in: its sentence and the next one.
+        zone_end = sentences[min(here + 1, len(sentences) - 1)][1]
+        back_start = sentences[max(0, here - 3)][0]
+        earlier = [c for c in claims if back_start <= c.start < m.start() and not c.retracted]
+        later = [c for c in claims if m.start() <= c.start < zone_end]
+        if not earlier:
+            continue
+        retracted_any = False
+        for c in earlier:
+            again = [k for k in later if _subject(k) == _subject(c)]
+            if again and all(value_key(k.value) != value_key(c.value) for k in again[:1]):
+                c.retracted = True
+                retracted_any = True
+        outright = _OUTRIGHT.search(text, max(0, m.start() - 12), m.end() + 12)
+        if not retracted_any and outright:
+            # "Wait, no — ...", "That's wrong.": what was said just before is taken back: the
+            # rest of this sentence before the marker, else the previous sentence.
+            same = [c for c in earlier if c.start >= sentences[here][0]]
+            if same:
+                for c in same:
+                    c.retracted = True
+            else:
+                prev = _sentence_index(sentences, earlier[-1].start)
+                for c in earlier:
+                    if _sentence_index(sentences, c.start) == prev:
+                        c.retracted = True
+
+
+def _sentence_index(sentences: list[tuple[int, int]], i: int) -> int | None:
+    for k, (s, e) in enumerate(sentences):
+        if s <= i < e:
+            return k
+        if i < s:
+            return k
+    return len(sentences) - 1 if sentences else None

@@ -1,0 +1,76 @@
+"""Sandbox job: evaluate expressions a chain of thought makes claims about, on traced states.
+
+A chain says "`nums.count(1)` returns 3" or "`d.popitem()` removes ('k', 1)": the expression
+comes from untrusted text, so it is evaluated here, in an isolated child under the scoring
+limits, never in the app. Each (expression, state) pair gets its own fresh copy of the state,
+rebuilt from the traced reprs with `ast.literal_eval`, so a claimed `popitem()` or `pop()`
+changes nothing that a later claim is judged on; a state that is not plain literals is
+skipped. Each evaluation has its own small time budget, so one runaway claim (`'a' * 10**10`,
+a huge `range`) costs only its own answer.
+
+Payload: `{"exprs": [src, ...], "states": [{name: repr, ...}, ...], "pairs": [[e, s], ...],
+"budget": seconds}`. Returns, per pair, `["ok", repr]` or `["error", "Type: message"]`.
+"""
+
+from __future__ import annotations
+
+import ast
+import signal
+from typing import Any
+
+from cruxtui.core.util.bounded_repr import bounded_repr
+
+RESULT_LIMIT = 2_000
+"""Characters of a result's repr sent back (a claimed value is never longer than this)."""
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _OverBudget
+
+
+def _state(reprs: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, text in reprs.items():
+        try:
+            out[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue  # an opaque value: an expression that reads it fails with NameError
+    return out
+
+
+def evaluate(payload: dict[str, Any]) -> list[list[str]]:
+    exprs = [str(e) for e in payload["exprs"]]
+    states = payload["states"]
+    budget = float(payload.get("budget", 0.25))
+    compiled: list[Any] = []
+    for src in exprs:
+        try:
+            compiled.append(compile(src, "<claim>", "eval", dont_inherit=True))
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            compiled.append(exc)
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    out: list[list[str]] = []
+    try:
+        for e, s in payload["pairs"]:
+            code = compiled[e]
+            if isinstance(code, BaseException):
+                out.append(["error", f"{type(code).__name__}: cannot compile"])
+                continue
+            scope = _state(states[s])
+            signal.setitimer(signal.ITIMER_REAL, budget)
+            try:
+                value = eval(code, {"__builtins__": __builtins__}, scope)  # noqa: S307
+                out.append(["ok", bounded_repr(value, RESULT_LIMIT)])
+            except _OverBudget:
+                out.append(["error", "timeout"])
+            except BaseException as exc:  # noqa: BLE001 - any failure is this claim's alone
+                out.append(["error", f"{type(exc).__name__}: {str(exc)[:200]}"])
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return out

@@ -1,0 +1,57 @@
+"""Keys out of everything cruxtui stores or prints.
+
+A hostile model answer can quote a key it found (a command line, an environment), and a server
+can echo the Authorization header in an error message; whatever reaches a verdict's reason, a
+produced value, the run store, a case file, a scored file or the terminal passes through
+`redact` first. Redacted: every key this process uses (`register`, called where endpoints
+resolve their key), the values of key-like environment variables (`*API_KEY*`, `*_TOKEN`,
+`*_SECRET`), and any `Bearer <token>`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+MARK = "[redacted]"
+_MIN_LENGTH = 6
+"""Shorter values are not treated as secrets (replacing every "abc" would garble text)."""
+
+_BEARER = re.compile(r"(?i)\b(Bearer)\s+[A-Za-z0-9._~+/=-]{4,}")
+_KEY_NAME = re.compile(r"(?i)(API_?KEY|_TOKEN$|_SECRET$|^TOKEN$)")
+_lock = threading.Lock()
+_registered: set[str] = set()
+
+
+def register(secret: str | None) -> None:
+    """Treat `secret` (a key this process sends somewhere) as something never to store or print."""
+    if secret and len(secret) >= _MIN_LENGTH:
+        with _lock:
+            _registered.add(secret)
+
+
+def active_secrets() -> list[str]:
+    """The registered keys and key-like environment values, longest first."""
+    with _lock:
+        found = set(_registered)
+    for name, value in os.environ.items():
+        if len(value) >= _MIN_LENGTH and _KEY_NAME.search(name):
+            found.add(value)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """`text` with every active secret and any `Bearer <token>` replaced by `[redacted]`."""
+    if not text:
+        return text
+    for secret in active_secrets():
+        if secret in text:
+            text = text.replace(secret, MARK)
+    if "earer" in text or "EARER" in text:
+        text = _BEARER.sub(rf"\1 {MARK}", text)
+    return text
+
+
+def redact_optional(text: str | None) -> str | None:
+    return None if text is None else redact(text)

@@ -1,0 +1,318 @@
+"""Each family of claims, written in free prose as people and models write it, judged against a
+real trace: expressions over the frame, iterations, phases, code that is not a claim,
+self-corrections, answers in their usual forms, and subjects that must not be misread."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from cruxtui.core.reasoning.alignment import (
+    CONSISTENT,
+    UNVERIFIABLE,
+    Alignment,
+    align_text,
+)
+from cruxtui.core.sandbox.jobs import claim_eval, tracer
+from cruxtui.core.trace.steps import Trace, from_wire
+from tests.conftest import CRUXEVAL_JSONL, REPO
+
+
+def run(code: str, call: str) -> Trace:
+    return from_wire(code, call, tracer.run(code, call))
+
+
+def verdicts(result: Alignment) -> list[tuple[str, str, str]]:
+    return [(j.claim.kind, j.claim.value, j.verdict) for j in result.judgements]
+
+
+def flagged(result: Alignment, text: str) -> str | None:
+    """The words of the first divergence, as a reader would find them in the chain."""
+    div = result.first_divergence
+    return None if div is None else text[div.claim.start : div.claim.end]
+
+
+COUNTS = (
+    "def f(nums, text):\n"
+    "    c = nums.count(1)\n"
+    "    tail = text[-1:]\n"
+    "    idx = text.rfind('i')\n"
+    "    return c, tail, idx, text[5:8]"
+)
+
+
+# Expressions over the frame --------------------------------------------------------------------
+
+
+def test_expressions_are_evaluated_on_the_state_they_speak_of() -> None:
+    tr = run(COUNTS, "f([1, 2, 1, 1], 'ab c ')")
+    right = (
+        "First, nums.count(1) returns 3, so c = 3. The last character: text[-1:] is ' '. "
+        "text.rfind('i') gives -1 because there is no i, and s[5:8]... I mean text[5:8] is empty."
+    )
+    result = align_text(right, tr)
+    assert result.first_divergence is None, result.first_divergence
+    kinds = [k for k, _, v in verdicts(result) if v == CONSISTENT]
+    assert kinds.count("expression") >= 4
+    wrong = "nums.count(1) returns 2, so c = 2."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "nums.count(1) returns 2"
+    assert result.first_divergence.true_value == "3"  # type: ignore[union-attr]
+
+
+def test_a_method_written_without_its_receiver_takes_the_codes() -> None:
+    code = "def f(text):\n    i = text.index('C')\n    return i"
+    tr = run(code, "f('abcdCe')")
+    wrong = "Scanning for the capital, index('C') is 3, so i = 3 and f returns 3."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "index('C') is 3"
+    assert result.first_divergence.claim.name == "text.index('C')"  # type: ignore[union-attr]
+    assert result.first_divergence.true_value == "4"  # type: ignore[union-attr]
+    assert align_text("index('C') is 4 here, so i = 4.", tr).first_divergence is None
+
+
+def test_a_claimed_popitem_does_not_change_what_later_claims_see() -> None:
+    """Expressions run on copies: a claimed `d.popitem()` gives ('k', 1) and d is still whole."""
+    code = "def f(d):\n    size = len(d)\n    return size"
+    chain = "d.popitem() gives ('k', 1). len(d) is 2, and f returns 2."
+    result = align_text(chain, run(code, "f({'a': 0, 'k': 1})"))
+    assert result.first_divergence is None, result.first_divergence
+    assert [v for _, _, v in verdicts(result)] == [CONSISTENT] * 3
+
+
+def test_subscripts_of_dicts_and_lists_and_conditions_over_the_frame() -> None:
+    code = (
+        "def f(s):\n"
+        "    counts = {}\n"
+        "    for ch in s:\n"
+        "        counts[ch] = counts.get(ch, 0) + 1\n"
+        "    temp = [counts[k] for k in sorted(counts)]\n"
+        "    return temp"
+    )
+    tr = run(code, "f('7a7')")
+    assert align_text("At the end counts['7'] is 2 and temp[0] is 2.", tr).first_divergence is None
+    wrong = "At the end counts['7'] is 1."
+    assert flagged(align_text(wrong, tr), wrong) == "counts['7'] is 1"
+    cond = "In the first iteration, ch.isdigit() is False."
+    assert flagged(align_text(cond, tr), cond) == "ch.isdigit() is False"
+
+
+def test_the_sandbox_job_works_on_copies_and_contains_failures() -> None:
+    out = claim_eval.evaluate(
+        {
+            "exprs": ["d.popitem()", "len(d)", "1/0", "'a' * 10 ** 12"],
+            "states": [{"d": "{'k': 1, 'j': 2}"}],
+            "pairs": [[0, 0], [1, 0], [2, 0], [3, 0]],
+            "budget": 0.5,
+        }
+    )
+    assert out[0] == ["ok", "('j', 2)"] and out[1] == ["ok", "2"]
+    assert out[2][0] == "error" and out[3][0] == "error"
+
+
+# Iterations --------------------------------------------------------------------------------------
+
+
+LOOP = "def f(n):\n    total = 0\n    for k in range(1, n):\n        total += k\n    return total"
+
+
+def test_the_values_a_loop_variable_takes_and_how_often_it_runs() -> None:
+    tr = run(LOOP, "f(3)")
+    right = "k takes the values 1 and 2, so the loop runs 2 times and total ends at 3."
+    assert align_text(right, tr).first_divergence is None
+    wrong = "Here k takes the values 0, 1 and 2."
+    assert flagged(align_text(wrong, tr), wrong) == "k takes the values 0, 1 and 2"
+    times = "The loop runs 3 times."
+    assert align_text(times, tr).first_divergence.true_value == "2"  # type: ignore[union-attr]
+    assert (
+        align_text("range(1, 11) gives 1..10, and range(1, n) gives 1, 2.", tr).first_divergence
+        is None
+    )
+    ranged = "Here range(1, n) gives 1, 2, 3."
+    assert flagged(align_text(ranged, tr), ranged) == "range(1, n) gives 1, 2, 3"
+    named = "The loop goes for k = 1 and k = 2."
+    assert align_text(named, tr).first_divergence is None
+
+
+# Phases ------------------------------------------------------------------------------------------
+
+
+def test_a_value_claimed_for_the_end_of_a_loop_is_judged_there() -> None:
+    """total is 1 in the middle of the loop: claiming it for after the loop is still wrong."""
+    tr = run(LOOP, "f(4)")
+    wrong = "In the first iteration total becomes 1. After the loop, total is 1."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "total is 1"
+    assert result.first_divergence.true_value == "6"  # type: ignore[union-attr]
+    right = "In the first iteration total becomes 1. After the loop, total is 6."
+    assert align_text(right, tr).first_divergence is None
+    final = "Finally, total is 6, and that is returned."
+    assert align_text(final, tr).first_divergence is None
+
+
+def test_a_value_checked_at_the_step_the_chain_places_it() -> None:
+    code = "def f(orig):\n    new = orig\n    new.append(4)\n    return orig"
+    chain = "new = orig points to the same list; after the append, orig is still [1, 2, 3]."
+    result = align_text(chain, run(code, "f([1, 2, 3])"))
+    assert flagged(result, chain) == "orig is still [1, 2, 3]"
+
+
+# Code is not a claim -----------------------------------------------------------------------------
+
+
+def test_code_in_a_chain_is_never_a_claim() -> None:
+    code = (
+        "def f(text, lower=None):\n    out = [c for c in text if c != ' ']\n    return ''.join(out)"
+    )
+    tr = run(code, "f('a b')")
+    chain = (
+        "Let me rewrite the function:\n"
+        "```python\n"
+        "def f(text, lower=None):\n"
+        "    out = []\n"
+        "    for c in text:\n"
+        "        if c != ' ':\n"
+        "            out.append(c)\n"
+        "    return ''.join(out)\n"
+        "```\n"
+        "The line `return ''.join(out)` joins the characters.\n"
+        "    return True\n"
+        "def f(text, lower=None):\n"
+        "assert f('a b') == ??\n"
+        "So out = ['a', 'b'] and the answer is 'ab'."
+    )
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence
+    assert not any(j.claim.name == "lower" for j in result.judgements)
+    assert not any(j.claim.value in ("''", "True", "None") for j in result.judgements)
+    narrated = "So out = ['a'] and the join gives 'a'."  # a narrated "x = 5" is still a claim: out is built at once
+    assert flagged(align_text(narrated, tr), narrated) == "out = ['a']"
+
+
+def test_a_fenced_trace_table_is_read_but_fenced_python_is_not() -> None:
+    code = "def f(text, width):\n    return '\\n'.join(line.center(width) for line in text.split('\\n'))"
+    tr = run(code, "f('a\\nbc', 5)")
+    chain = "```\nline  -> line.center(5)\n'a'   -> '  a  '\n'bc'  -> ' bc  '\n```\n"
+    result = align_text(chain, tr)
+    assert flagged(result, chain) == "' bc  '"
+    assert result.first_divergence.true_value == "'  bc '"  # type: ignore[union-attr]
+
+
+# Self-corrections --------------------------------------------------------------------------------
+
+
+def test_a_self_correction_retracts_what_it_corrects() -> None:
+    tr = run(LOOP, "f(3)")
+    corrected = "total becomes 2 in the first iteration. Wait, actually total becomes 1 there."
+    result = align_text(corrected, tr)
+    assert result.first_divergence is None
+    assert [j.verdict for j in result.judgements if j.claim.retracted] == [UNVERIFIABLE]
+    outright = "After the loop total is 4. No wait, that's wrong. After the loop total is 3."
+    assert align_text(outright, tr).first_divergence is None
+    rechecked = "After the loop total is 4. Let me double-check: after the loop total is 4."
+    result = align_text(rechecked, tr)
+    assert flagged(result, rechecked) == "total is 4"
+    assert result.first_divergence.claim.start < 30  # type: ignore[union-attr]
+
+
+# Answers -----------------------------------------------------------------------------------------
+
+
+def test_answers_in_their_usual_forms() -> None:
+    tr = run(LOOP, "f(3)")
+    for text in (
+        "**Answer:** 4",
+        "The output is 4.",
+        "[ANSWER]\nassert f(3) == 4\n[/ANSWER]",
+        "<think>k is 1 then 2.</think>\nf(3) returns 4.",
+        "The sum is computed, giving 4. That number is returned.",
+        "So f(3) == 4.",
+    ):
+        result = align_text(text, tr)
+        assert result.first_divergence is not None, text
+        assert result.first_divergence.true_value == "3", text
+    assert align_text("**Answer:** 3", tr).first_divergence is None
+
+
+def test_the_fstring_gives_the_result_when_f_returns_an_fstring() -> None:
+    code = "def f(a, b):\n    return f'{a}-{b}'"
+    tr = run(code, "f(1, 2)")
+    assert align_text("The f-string gives '1-2'.", tr).first_divergence is None
+    assert align_text("The f-string gives '1_2'.", tr).first_divergence is not None
+
+
+# Subjects that must not be misread ---------------------------------------------------------------
+
+
+def test_words_around_a_name_decide_whether_it_is_the_subject() -> None:
+    code = (
+        "def f(nums, const, place, count, arr, n):\n"
+        "    nums.sort()\n"
+        "    nums.append(const)\n"
+        "    m = n + arr\n"
+        "    return nums, m"
+    )
+    tr = run(code, "f([3, 1], 9, 0, 4, [2], [1])")
+    for chain in (
+        "The code sorts the list in place: [1, 3].",
+        "nums is not empty and count % 2 == 0, so we go on.",
+        "m = n + arr = [1, 2].",
+        "Then append const -> [1, 3, 9].",
+    ):
+        result = align_text(chain, tr)
+        assert result.first_divergence is None, (chain, result.first_divergence)
+        named = {j.claim.name for j in result.judgements}
+        assert not named & {"place", "const", "arr"}, chain
+        assert not any(j.claim.name == "nums" and j.claim.value == "0" for j in result.judgements)
+
+
+def test_isspace_is_judged_as_written_not_as_the_codes_negation() -> None:
+    code = "def f(s):\n    out = ''\n    for i in s:\n        if not i.isspace():\n            out += i\n    return out"
+    tr = run(code, "f(' a')")
+    chain = "In the first iteration, i.isspace() is True, so it is skipped."
+    assert align_text(chain, tr).first_divergence is None
+    wrong = "In the first iteration, i.isspace() is False."
+    assert flagged(align_text(wrong, tr), wrong) == "i.isspace() is False"
+
+
+# The CLI's JSON carries each claim's kind and provenance -----------------------------------------
+
+
+def test_cli_json_has_kind_and_provenance(tmp_path, official) -> None:  # noqa: ANN001
+    cot = tmp_path / "cot.txt"
+    cot.write_text(
+        "```python\ndef f(text, value):\n    return text\n```\n"
+        "text_list = ['b', 'c', 'k', 's', 'r', 'u', 't']. The function returns 'bcksrutq'.\n",
+        encoding="utf-8",
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "cruxtui", "align", "sample_3", "--cot", str(cot), "--json"]
+        + ["--dataset", str(CRUXEVAL_JSONL)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["first_divergence"] is None
+    claims = [c for s in data["steps"] for c in s["claims"]]
+    assert {c["kind"] for c in claims} == {"binding", "return"}
+    assert {c["provenance"] for c in claims} == {"prose"}
+    assert all(isinstance(c["span"], list) and len(c["span"]) == 2 for c in claims)
+    assert data["code_spans"] and data["code_spans"][0][0] == 0
+
+
+def test_positions_and_counts_of_something() -> None:
+    code = "def f(nums):\n    zeros = nums.count(0)\n    return zeros"
+    tr = run(code, "f([3, 0, 2, 1, 0, 0])")
+    assert (
+        align_text("0 appears at positions 1, 4 and 5, so zeros = 3.", tr).first_divergence is None
+    )
+    wrong = "0 appears at positions 1 and 4, and nums has 6 elements."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "0 appears at positions 1 and 4"
+    assert result.first_divergence.true_value == "[1, 4, 5]"  # type: ignore[union-attr]
+    assert align_text("nums has 5 elements.", tr).first_divergence.true_value == "6"  # type: ignore[union-attr]
+    assert align_text("0 appears 2 times.", tr).first_divergence.true_value == "3"  # type: ignore[union-attr]

@@ -1,0 +1,90 @@
+"""The tracer records the values of each line's side-effect-free sub-expressions, and nothing it
+records changes what the program does or how many steps it counts."""
+
+from __future__ import annotations
+
+from cruxtui.core.sandbox.jobs import tracer
+from cruxtui.core.trace.steps import Trace, from_wire
+
+
+def run(code: str, call: str, **kw: object) -> Trace:
+    return from_wire(code, call, tracer.run(code, call, **kw))  # type: ignore[arg-type]
+
+
+def values_at(tr: Trace, line: int) -> list[dict[str, str]]:
+    return [dict(s.values) for s in tr.steps if s.event == "line" and s.line == line]
+
+
+def test_calls_subscripts_slices_and_comparisons_are_recorded() -> None:
+    code = (
+        "def f(nums, text):\n"
+        "    c = nums.count(1)\n"
+        "    if text[-1:] == ' ' and not text[0].isspace():\n"
+        "        c += 1\n"
+        "    return text.rfind('i'), text[5:8], c"
+    )
+    tr = run(code, "f([1, 1, 2, 1], 'ab c ')")
+    assert values_at(tr, 2) == [{"nums.count(1)": "3"}]
+    cond = values_at(tr, 3)[0]
+    assert cond["text[-1:]"] == "' '" and cond["text[0].isspace()"] == "False"
+    assert cond["text[-1:] == ' ' and not text[0].isspace()"] == "True"
+    ret = values_at(tr, 5)[0]
+    assert ret["text.rfind('i')"] == "-1" and ret["text[5:8]"] == "''"
+
+
+def test_impure_calls_are_never_evaluated_twice() -> None:
+    code = "def f(d, xs):\n    k = d.popitem()\n    y = xs.pop() + len(xs)\n    return k, y, d, xs"
+    tr = run(code, "f({'a': 1, 'k': 2}, [1, 2, 3])")
+    assert tr.return_repr == "(('k', 2), 5, {'a': 1}, [1, 2])"
+    assert values_at(tr, 2) == [{}]  # popitem() is not pure: neither it nor its parts
+    assert "xs.pop()" not in values_at(tr, 3)[0]
+
+
+def test_generators_functions_and_shadowed_builtins_are_left_alone() -> None:
+    code = (
+        "def g():\n"
+        "    yield 1\n"
+        "    yield 2\n"
+        "def f(len):\n"
+        "    it = g()\n"
+        "    n = sorted(it)\n"
+        "    return len(n)"
+    )
+    tr = run(code, "f(lambda x: 7)")
+    assert tr.return_repr == "7"
+    assert values_at(tr, 6) == [{}]  # `sorted(it)` would drain the generator
+    assert values_at(tr, 7) == [{}]  # `len` is the sample's own function here
+
+
+def test_loop_iterable_is_evaluated_on_entry_only_and_short_circuits_hold() -> None:
+    code = (
+        "def f(xs):\n"
+        "    out = 0\n"
+        "    for i in range(len(xs)):\n"
+        "        if i > 0 and xs[i] // i > 1:\n"
+        "            out += 1\n"
+        "        xs.append(0) if i > 5 else None\n"
+        "    return out"
+    )
+    tr = run(code, "f([3, 4, 9])")
+    heads = values_at(tr, 3)
+    assert heads[0] == {"range(len(xs))": "range(0, 3)", "len(xs)": "3"}
+    assert all(h == {} for h in heads[1:])  # going round: the range is not evaluated again
+    first, second = values_at(tr, 4)[:2]
+    assert first["i > 0"] == "False" and "xs[i] // i > 1" not in first  # never ran
+    assert second["xs[i] // i > 1"] == "True"
+
+
+def test_step_count_is_the_same_with_and_without_values() -> None:
+    code = "def f(s):\n    t = s.upper()\n    return [c for c in t if c.isalpha()]"
+    with_values = tracer.run(code, "f('a1b')", expected="['A', 'B']")
+    without = tracer.run(code, "f('a1b')", expected="['A', 'B']", line_values=False)
+    assert with_values["numsteps"] == without["numsteps"] > 0
+    assert with_values["steps"] != without["steps"]
+    assert run(code, "f('a1b')", line_values=False).steps[1].values == []
+
+
+def test_values_survive_the_json_round_trip() -> None:
+    tr = run("def f(s):\n    return s.split()", "f('a b')")
+    again = Trace.from_json(tr.to_json())
+    assert again.steps[1].values == [("s.split()", "['a', 'b']")]

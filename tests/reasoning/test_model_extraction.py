@@ -1,0 +1,113 @@
+"""Model-assisted extraction against a real local OpenAI-compatible server with scripted replies:
+the model's claims are judged by cruxtui like any other and marked as the model's; a garbled
+reply or a dead endpoint adds nothing and says why."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from cruxtui.core.reasoning.alignment import CONTRADICTED, align
+from cruxtui.core.reasoning.chain_parse import parse_chain
+from cruxtui.core.reasoning.model_extract import extract_with, parse_reply
+from cruxtui.core.sandbox.jobs import tracer
+from cruxtui.core.trace.steps import from_wire
+from cruxtui.testing.fake_openai import FakeOpenAI, FakeRequest
+from tests.conftest import CRUXEVAL_JSONL, REPO
+
+CODE = "def f(text):\n    n = len(text)\n    half = text[n // 2:]\n    return half.upper()"
+CHAIN = "We take the second half of the word, which is 'bbr', and shout it: the result is 'BBR'."
+"""Wrong for f('abbr') (the half is 'br'), but the prose reader cannot tell what "which is 'bbr'"
+or "the result" is about; a model can."""
+
+
+def reply_for(request: FakeRequest) -> str:
+    assert "```python" in request.prompt and CHAIN in request.prompt
+    return "Here you go:\n" + json.dumps(
+        [
+            {
+                "sentence": "which is 'bbr'",
+                "subject": "text[n // 2:]",
+                "value": "'bbr'",
+                "when": None,
+            },
+            {"sentence": "not in the chain", "subject": "n", "value": "4", "when": None},
+            {
+                "sentence": "the result is 'BBR'",
+                "subject": "return",
+                "value": "'BBR'",
+                "when": "end",
+            },
+            {"sentence": "shout it", "subject": "os.system('x')", "value": "0", "when": None},
+        ]
+    )
+
+
+def test_model_claims_are_judged_and_marked() -> None:
+    tr = from_wire(CODE, "f('abbr')", tracer.run(CODE, "f('abbr')"))
+    assert align(parse_chain(CHAIN, CODE), tr).first_divergence is None  # nothing read alone
+    with FakeOpenAI(reply_for) as server:
+        chain = parse_chain(CHAIN, CODE)
+        got = extract_with(server.url, chain, CODE)
+    assert got.problem is None and got.dropped == 2  # a sentence not in the chain, os.system
+    result = align(chain, tr)
+    div = result.first_divergence
+    assert div is not None and div.verdict == CONTRADICTED
+    assert (
+        div.claim.source == "model" and CHAIN[div.claim.start : div.claim.end] == "which is 'bbr'"
+    )
+    assert div.claim.name == "text[n // 2:]" and div.true_value == "'br'"
+    answer = [j for j in result.judgements if j.claim.kind == "return"]
+    assert [(j.claim.source, j.verdict, j.true_value) for j in answer] == [
+        ("model", CONTRADICTED, "'BR'")
+    ]
+
+
+def test_garbled_replies_and_dead_endpoints_add_nothing() -> None:
+    chain = parse_chain(CHAIN, CODE)
+    assert parse_reply("no list here", chain, CODE).problem == "the reply holds no JSON list"
+    assert parse_reply("[{'a': 1}]", chain, CODE).problem == "the reply's list is not valid JSON"
+    assert parse_reply('[1, "x", {"sentence": 3}]', chain, CODE).dropped == 3
+    with FakeOpenAI(lambda _r: "I cannot help with that.") as server:
+        got = extract_with(server.url, chain, CODE)
+    assert got.claims == [] and "no JSON list" in (got.problem or "")
+    dead = extract_with("http://127.0.0.1:9/v1", chain, CODE, model="m")
+    assert dead.claims == [] and dead.problem
+
+
+def test_cli_extract_with(tmp_path, official) -> None:  # noqa: ANN001
+    """`cruxtui align --extract-with URL --json`: the model's claims carry provenance "model"."""
+    chain = "The list grows by one letter, giving ['b', 'c', 'k', 's', 'r', 'u', 'q', 't']."
+    cot = tmp_path / "cot.txt"
+    cot.write_text(chain, encoding="utf-8")
+
+    def reply(_request: FakeRequest) -> str:
+        return json.dumps(
+            [
+                {
+                    "sentence": "giving ['b', 'c', 'k', 's', 'r', 'u', 'q', 't']",
+                    "subject": "text_list",
+                    "value": "['b', 'c', 'k', 's', 'r', 'u', 'q', 't']",
+                    "when": None,
+                }
+            ]
+        )
+
+    with FakeOpenAI(reply) as server:
+        out = subprocess.run(
+            [sys.executable, "-m", "cruxtui", "align", "sample_3", "--cot", str(cot), "--json"]
+            + ["--dataset", str(CRUXEVAL_JSONL), "--extract-with", server.url],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["extraction"]["added"] == 1 and data["extraction"]["problem"] is None
+    div = data["first_divergence"]
+    assert set(div) == {"reasoning_step", "trace_step", "claim", "claimed", "true"}
+    assert div["true"] == "['b', 'c', 'k', 's', 'r', 'u', 't', 'q']"
+    claims = [c for s in data["steps"] for c in s["claims"]]
+    assert [c["provenance"] for c in claims if c["verdict"] == "contradicted"] == ["model"]
