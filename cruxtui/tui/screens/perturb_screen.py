@@ -332,6 +332,8 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
 
     def action_run_both(self) -> None:
         """Show (or hide) two run panels, original and variant: Run in either runs both, same settings."""
+        if not self.query_one("#perturb-runs").is_mounted:
+            return  # the screen is closing (a key burst quit the app): nothing to mount into
         runs = self.query_one("#perturb-runs", Horizontal)
         if runs.display:
             runs.display = False
