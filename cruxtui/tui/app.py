@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.worker import get_current_worker
 
 from cruxtui.core.data.dataset import Dataset, Sample, Source
 from cruxtui.core.sandbox.pool import Sandbox
 from cruxtui.core.trace import numsteps
-from cruxtui.tui import scored_set, step_counts, themes
+from cruxtui.tui import scored_set, step_counts, textual_fixes, themes
 from cruxtui.tui.columns import Column
 from cruxtui.tui.insights_commands import InsightsCommands
 from cruxtui.tui.messages import (
@@ -58,6 +59,9 @@ def demo_options(options: TuiOptions) -> TuiOptions:
     return replace(options, cases=cases, store=store)
 
 
+textual_fixes.apply()
+
+
 class CruxApp(ReportsTaskErrors, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it
     TITLE = "cruxtui"
@@ -65,6 +69,8 @@ class CruxApp(ReportsTaskErrors, App[int]):
     BINDINGS = [
         Binding("f1,question_mark", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False),
+        # q quits from any screen (a text field takes it as a letter; Help closes on it).
+        Binding("q", "quit", "Quit", id="quit.q", show=False),
         Binding("R", "runs", "Runs", id="runs"),
         Binding("C", "cases", "Cases", id="cases"),
         # The guided tour (--demo); shown and active only while it runs. PageDown/PageUp are
@@ -143,6 +149,19 @@ class CruxApp(ReportsTaskErrors, App[int]):
     def action_tour_resume(self) -> None:
         if self.tour is not None:
             self.tour.resume()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification is plain text: messages quote errors, typed calls and model output,
+        in which `[...]` must show as written, never be read (or fail) as Rich markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # Browse columns and filters --------------------------------------------------------------
     def set_column(self, column: Column | None, key: str = "") -> None:

@@ -34,6 +34,13 @@ _OPS: dict[str, Callable[[int, int], bool]] = {
 }
 
 
+def parse(text: str) -> tuple[str, int] | None:
+    """`numsteps<100` (or `steps>=50`...) as (op, bound); None if `text` is not such a query.
+    The palette and the Browse search box read the same syntax."""
+    found = _QUERY.match(text)
+    return (found.group(1), int(found.group(2))) if found else None
+
+
 def column(counts: dict[str, int]) -> Column:
     """The Browse column: each sample's numsteps, sorted with unknown counts first."""
     return Column(
@@ -91,9 +98,9 @@ class StepCommands(Provider):
             yield DiscoveryHit(label, command, help=help_text)
 
     async def search(self, query: str) -> Hits:
-        found = _QUERY.match(query)
+        found = parse(query)
         if found:
-            op, bound = found.group(1), int(found.group(2))
+            op, bound = found
             yield Hit(
                 1.0,
                 f"Show samples with numsteps {op} {bound}",

@@ -103,6 +103,14 @@ async def test_build_a_chain_and_see_the_new_ground_truth(official: Dataset) -> 
         # The variant is a sample: registered on the app, opened, traced.
         await pick(pilot, screen, "flip-compare", "1")
         assert app.state.find_sample(variant.id) == variant.sample
+        # Ctrl+O/T use the steps added: the previewed flip-compare is not one of them yet.
+        await wait_for(pilot, lambda: screen.added_variant is not None, what="the added variant")
+        assert screen.added_variant is not None and screen.added_variant.id == "sample_12~anon"
+        screen.query_one("#perturb-transform").focus()
+        await pilot.press("enter")  # Enter on the transform menu adds the step
+        await previewed(pilot, screen)
+        assert [str(s) for s in screen.chain] == ["rename", "flip-compare:1"]
+        await wait_for(pilot, lambda: screen.added_variant == variant, what="the added variant")
         await pilot.press("ctrl+t")
         trace_screen = app.screen
         assert isinstance(trace_screen, TraceScreen) and trace_screen.sample == variant.sample
@@ -113,6 +121,8 @@ async def test_build_a_chain_and_see_the_new_ground_truth(official: Dataset) -> 
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the variant")
         assert isinstance(app.screen, SampleScreen) and app.screen.sample.id == variant.id
+        about = str(app.screen.query_one("#sample-meta").render())
+        assert "sample_12, perturbed" in about and "rename → flip-compare:1" in about
 
 
 async def test_rejected_and_inapplicable_steps_say_why(official: Dataset) -> None:
@@ -163,6 +173,10 @@ async def test_run_a_model_on_original_and_variant_side_by_side(
         await pilot.pause()
         await previewed(pilot, screen)
         await pick(pilot, screen, "flip-compare", "1")
+        screen.query_one("#perturb-add").press()  # ctrl+r runs the steps added
+        await pilot.pause()
+        await previewed(pilot, screen)
+        await wait_for(pilot, lambda: screen.added_variant is not None, what="the variant")
         await pilot.press("ctrl+r")
         await pilot.pause()
         panels = list(screen.query(RunPanel))

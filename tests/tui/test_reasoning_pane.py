@@ -60,6 +60,9 @@ async def test_d_jumps_to_first_divergence() -> None:
         await wait_for(pilot, lambda: screen.index == div.trace_step, what="the divergence")
         assert view.current == div.step
         assert screen.query_one(f"#reasoning-step-{div.step}").has_class("-divergence")
+        # The header names both numberings: the reasoning step and the trace step d goes to.
+        header = str(screen.query_one("#reasoning-header").render())
+        assert f"reasoning step {div.step} = trace step {div.trace_step}" in header
         # Stepping the trace moves the highlight to the step aligned there.
         await pilot.press("home")
         await pilot.pause()

@@ -195,12 +195,21 @@ async def test_runs_screen_compares_and_jumps_to_a_sample(starter, tmp_path) -> 
         assert isinstance(app.screen, RunsScreen)
         table = app.screen.query_one("#runs-table", DataTable)
         assert table.row_count == 2
+        assert "http://127.0.0.1:8000/v1 (chat)" in [str(c) for c in table.get_row(a)]
+        assert "req. failed" in [str(c.label) for c in table.columns.values()]
         await pilot.press("space", "down", "space", "c")
         await pilot.pause()
         dis = app.screen.query_one("#disagreements", DataTable)
         # direct fails 1, 2, 5; cot fails 2, 7: they disagree on 1, 5 and 7
         expected = {starter.samples[i].id for i in (1, 5, 7)}
         assert {str(k.value) for k in dis.rows} == expected
+        # The run list keeps the focus: arrows still move in it; Tab reaches the disagreements.
+        assert table.has_focus
+        await pilot.press("up")
+        assert table.cursor_row == 0
+        await pilot.press("down")
+        assert table.cursor_row == 1
+        await pilot.press("tab")
         assert dis.has_focus
         first = str(dis.coordinate_to_cell_key((0, 0)).row_key.value)
         await pilot.press("enter")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -15,9 +15,9 @@ from textual.widgets import Footer, Header, Input, Select, Static
 
 from cruxtui.core.data.dataset import Source
 from cruxtui.core.data.search import SampleIndex
-from cruxtui.tui import scored_set
+from cruxtui.tui import scored_set, step_counts
 from cruxtui.tui.columns import Column
-from cruxtui.tui.messages import BrowseChanged, OpenSample, SetFilter
+from cruxtui.tui.messages import BrowseChanged, ClearStepFilter, FilterSteps, OpenSample, SetFilter
 from cruxtui.tui.state import AppState
 from cruxtui.tui.widgets.sample_table import SampleTable, TableColumn
 
@@ -28,6 +28,10 @@ BASE_COLUMNS = (
     Column("methods", "methods", lambda s: ",".join(s.methods), lambda s: s.methods, 18),
     Column("type", "output", lambda s: s.output_type, lambda s: s.output_type, 6),
 )
+
+
+CODE_MIN_WIDTH = 16
+"""The code column never narrows below this (the table scrolls sideways instead)."""
 
 
 def _cell(value: str | Text) -> Text:
@@ -73,6 +77,8 @@ class BrowseScreen(Screen[None]):
         super().__init__()
         self.state = state
         self._matches: list[str] = []
+        self._step_query: tuple[str, int] | None = None
+        """The `numsteps<N` the search box asked for (the app holds the filter itself)."""
 
     @property
     def visible_ids(self) -> list[str]:
@@ -83,11 +89,13 @@ class BrowseScreen(Screen[None]):
         yield Header()
         with Horizontal(id="browse-bar"):
             yield Input(
-                placeholder="search code, input, output · method:rfind · type:list", id="search"
+                placeholder="search code, input, output · method:rfind · type:list",
+                id="search",
+                select_on_focus=False,  # type-to-search appends; selecting would eat the key
             )
             yield Select[str]([], prompt="any method", id="method-filter", allow_blank=True)
         yield SampleTable(id="samples")
-        yield Static(id="browse-status")
+        yield Static(id="browse-status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -124,15 +132,21 @@ class BrowseScreen(Screen[None]):
             col = next((c for c in columns if c.key == self.sort.key), BASE_COLUMNS[0])
             samples.sort(key=col.sort_key, reverse=self.sort.reverse)
         self.state.browse_order = [s.id for s in samples]
+        widths = {c.key: c.width or max(len(c.label) + 1, 8) for c in columns}
+        # The code column takes what the others leave: every column fits at 80 columns, and a
+        # wide terminal shows more of each first line instead of empty space.
+        rest = sum(w + 1 for k, w in widths.items() if k != "code") + 1
+        width = self.size.width or self.app.size.width
+        widths["code"] = max(CODE_MIN_WIDTH, width - rest - 2)
         table_columns = [
-            TableColumn(
-                c.key, f"{c.label}{self._arrow(c.key)}", c.width or max(len(c.label) + 1, 8)
-            )
-            for c in columns
+            TableColumn(c.key, f"{c.label}{self._arrow(c.key)}", widths[c.key]) for c in columns
         ]
         rows = [(s.id, [_cell(c.value(s)) for c in columns]) for s in samples]
         table.set_data(table_columns, rows, keep=table.cursor_key)
         self._update_status()
+
+    def on_resize(self) -> None:
+        self._rebuild()  # the code column follows the terminal's width
 
     def _arrow(self, key: str) -> str:
         if key != self.sort.key:
@@ -142,7 +156,7 @@ class BrowseScreen(Screen[None]):
     def _update_status(self) -> None:
         total = len(self.state.dataset)
         shown = len(self.visible_ids)
-        filters = ", ".join(self.state.filters) or "none"
+        filters = ", ".join([*self.state.filters, *self._search_filters()]) or "none"
         sort = f"{self.sort.key}{' (reversed)' if self.sort.reverse else ''}"
         source = self.state.dataset.source.value
         if self.state.dataset.source is Source.STARTER:
@@ -151,6 +165,14 @@ class BrowseScreen(Screen[None]):
         self.query_one("#browse-status", Static).update(
             Text(f"{shown} of {total} shown · filters: {filters} · sort: {sort} · {source}")
         )
+
+    def _search_filters(self) -> list[str]:
+        """The `method:` / `type:` filters the search box and the method menu apply."""
+        words = [w for w in self.query_one("#search", Input).value.split() if ":" in w]
+        method = self.query_one("#method-filter", Select).value
+        if isinstance(method, str):
+            words.append(f"method:{method}")
+        return words
 
     # Events --------------------------------------------------------------------------------
     @on(Input.Changed, "#search")
@@ -162,7 +184,7 @@ class BrowseScreen(Screen[None]):
         self._apply_search()
 
     def _apply_search(self) -> None:
-        text = self.query_one("#search", Input).value
+        text = self._take_step_query(self.query_one("#search", Input).value)
         method = self.query_one("#method-filter", Select).value
         methods = [method] if isinstance(method, str) else []
         self._matches = self._index.search(text, methods=methods)
@@ -173,6 +195,34 @@ class BrowseScreen(Screen[None]):
         elif not words and self.sort.key == "rank":
             self.set_reactive(BrowseScreen.sort, Sort("id", self.sort.reverse))
         self._rebuild()  # the matches changed too: one redraw for both
+
+    def _take_step_query(self, text: str) -> str:
+        """Apply a `numsteps<N` word of the search box as the palette does (the app's numsteps
+        filter) and return the rest of the text for the index."""
+        words = text.split()
+        queries = [q for q in map(step_counts.parse, words) if q is not None]
+        query = queries[-1] if queries else None
+        if query != self._step_query:
+            if query is not None:
+                self.post_message(FilterSteps(*query))
+            else:
+                self.post_message(ClearStepFilter())
+            self._step_query = query
+        return " ".join(w for w in words if step_counts.parse(w) is None)
+
+    def on_key(self, event: events.Key) -> None:
+        """Type to search: a printable key no binding claims, pressed in the table, goes to the
+        search box (Browse's own keys, o O F q / and the app's R C ?, keep their meaning)."""
+        table = self.query_one(SampleTable)
+        if self.focused is not table or not event.is_printable or event.character is None:
+            return
+        if event.key in self.active_bindings or event.character in self.active_bindings:
+            return
+        search = self.query_one("#search", Input)
+        search.focus()
+        search.insert_text_at_cursor(event.character)
+        event.stop()
+        event.prevent_default()
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self) -> None:

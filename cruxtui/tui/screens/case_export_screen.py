@@ -23,8 +23,8 @@ class ExportScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="case-export"):
-            yield Static(f"Export {self.count} case(s)", id="case-export-title")
-            yield Label("File (.html: one self-contained page, .md: Markdown)")
+            yield Static(f"Export {self.count} case(s)", id="case-export-title", markup=False)
+            yield Label("File (.html: one self-contained page, .md: Markdown)", markup=False)
             yield Input(self.default, id="case-export-path")
             with Horizontal(id="case-export-buttons"):
                 yield Button("Export", variant="primary", id="case-export-go")

@@ -37,13 +37,13 @@ class CaseFormScreen(ModalScreen[tuple[list[str], str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="case-form"):
-            yield Static(self.heading, id="case-form-title")
+            yield Static(self.heading, id="case-form-title", markup=False)
             yield Static(self.summary, id="case-form-summary", markup=False)
-            yield Label("Tags (separated by spaces or commas)")
+            yield Label("Tags (separated by spaces or commas)", markup=False)
             yield Input(
                 " ".join(self.tags), placeholder="e.g. prefix string-methods", id="case-tags"
             )
-            yield Label("Note")
+            yield Label("Note", markup=False)
             yield Input(
                 self.note, placeholder="what is interesting about this failure", id="case-note"
             )

@@ -81,12 +81,12 @@ class CasesScreen(ReportsTaskErrors, Screen[None]):
             yield Select[str](
                 [("output", "output"), ("input", "input")], prompt="any task", id="cases-task"
             )
-        yield Static("", id="cases-status")
+        yield Static("", id="cases-status", markup=False)
         with Horizontal(id="cases-main"):
             yield DataTable(id="cases-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="case-detail"):
-                yield Static("", id="case-view")
-                yield Static("", id="case-replay")
+                yield Static("", id="case-view", markup=False)
+                yield Static("", id="case-replay", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -21,7 +21,7 @@ class ErrorScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="error-box"):
-            yield Static(self.title_text, id="error-title")
+            yield Static(self.title_text, id="error-title", markup=False)
             yield Static(self.message, id="error-message", markup=False)
             yield Button("Close", variant="primary", id="error-close")
 

@@ -14,8 +14,8 @@ HELP = """\
 A failure explorer for **CRUXEval**: 800 short Python functions, each with an input and its output.
 
 ## Browse
-- Type to search id, code, input and output (a word with no exact hit matches fuzzily, so typos still find something). Every word must match.
-- `method:rfind` keeps samples calling `.rfind(...)`; `type:list` keeps list outputs.
+- Type to search id, code, input and output (a word with no exact hit matches fuzzily, so typos still find something). Every word must match. A key of its own (`o`, `O`, `F`, `q`, `R`, `C`, `?`) keeps its meaning in the table: `/` first to type it.
+- `method:rfind` keeps samples calling `.rfind(...)`; `type:list` keeps list outputs; `numsteps<100` (or `>`, `<=`, `>=`, `=`) filters by step count. The status line names the filters in place.
 - `/` focuses the search box, `Escape` clears it, `Enter` opens the selected sample.
 - Click a column header (or press `o` to cycle, `O` to reverse) to sort.
 
@@ -28,11 +28,11 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 - `←` / `→` step back / forward; `↑` / `↓` go to the previous / next visit of the current line; `Home` / `End`; `:` jumps to step N.
 - Click a code line to go to its next visit; click the bar under the code to go to that step.
 - `c` traces a call you type, e.g. a model's predicted input. `●` marks variables that changed.
-- In the palette, `numsteps<100` (or `>`, `<=`, `>=`, `=`) filters Browse by step count.
+- In the palette or the search box, `numsteps<100` (or `>`, `<=`, `>=`, `=`) filters Browse by step count.
 
 ## Perturb
-- `p` on a sample opens it: pick a transform and its parameters (`N` = the N-th site; the seed picks one otherwise); the diff and the new output preview live. `Enter` or `Add` chains the step, `Ctrl+Z` drops the last.
-- `Ctrl+L` switches the diff between two columns and unified; `Ctrl+O` opens the variant as a sample, `Ctrl+T` traces it, `Ctrl+R` runs a model on original and variant side by side.
+- `p` on a sample opens it: pick a transform and its parameters (`N` = the N-th site; the seed picks one otherwise); the diff and the new output preview live. `Enter` (in the parameters or on the transform menu) or `Add` chains the step, `Ctrl+Z` drops the last.
+- `Ctrl+L` switches the diff between two columns and unified; `Ctrl+O` opens the variant of the steps added as a sample (the previewed step counts once added), `Ctrl+T` traces it, `Ctrl+R` runs a model on original and variant side by side.
 
 ## Cases
 - `C` lists the saved cases (./cases, `--cases DIR`); filter by tag, model and task.
@@ -44,7 +44,7 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 
 ## Everywhere
 - `Ctrl+P` opens the command palette: type a sample id (or a word of its code) to jump to it.
-- `F1` or `?` shows this help; `Ctrl+Q` quits.
+- `F1` or `?` shows this help; `q` (outside a text field) or `Ctrl+Q` quits.
 """
 
 

@@ -121,12 +121,12 @@ class InsightsScreen(ReportsTaskErrors, Screen[None]):
                 [(d, d) for d in DIMENSIONS], value="method", allow_blank=False, id="insights-by"
             )
             yield Select[str]([], prompt="compare with… (none)", id="insights-against")
-        yield Static("", id="insights-title")
+        yield Static("", id="insights-title", markup=False)
         with Horizontal(id="insights-main"):
             yield DataTable(id="insights-table", cursor_type="row", zebra_stripes=True)
             with Vertical(id="insights-side"):
                 yield PlotextPlot(id="insights-plot")
-                yield Static("", id="insights-contingency")
+                yield Static("", id="insights-contingency", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -50,6 +50,7 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         Binding("escape", "app.pop_screen", "Back", id="perturb.back"),
         Binding("ctrl+z", "undo", "Undo step", id="perturb.undo"),
         Binding("ctrl+l", "toggle_unified", "Unified/2 columns", id="perturb.unified"),
+        Binding("enter", "add_from_menu", "Add step", show=False, priority=True),
         Binding("ctrl+o", "open_variant", "Open variant", id="perturb.open"),
         Binding("ctrl+t", "trace_variant", "Trace variant", id="perturb.trace"),
         Binding("ctrl+r", "run_both", "Run model on both", id="perturb.run"),
@@ -64,6 +65,8 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         self._sandbox = sandbox
         self._previewed: list[TransformSpec] = []
         self._shown: list[TransformSpec] | None = None
+        self._added: Variant | None = None
+        """The variant of exactly the steps added (`chain`), once built: what ctrl+o/t/r use."""
 
     @property
     def previewing(self) -> bool:
@@ -75,6 +78,15 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         """The variant on show, if it was accepted (what other screens can use)."""
         return self.preview if isinstance(self.preview, Variant) else None
 
+    @property
+    def added_variant(self) -> Variant | None:
+        """The variant of the steps added to the chain; with none added yet, the step on show
+        (all there is). Never a previewed step that was not added."""
+        if not self.chain:
+            return self.variant
+        added = self._added
+        return added if added is not None and list(added.chain) == self.chain else None
+
     # Layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         options = [
@@ -84,23 +96,23 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         yield Header()
         with Horizontal(id="perturb-main"):
             with Vertical(id="perturb-side"):
-                yield Static("Transform", classes="section")
+                yield Static("Transform", classes="section", markup=False)
                 yield Select(options, value="rename", allow_blank=False, id="perturb-transform")
                 yield Input(placeholder="parameters", id="perturb-params")
                 with Horizontal(id="perturb-seed-row"):
-                    yield Static("seed", id="perturb-seed-label")
+                    yield Static("seed", id="perturb-seed-label", markup=False)
                     yield Input("0", type="integer", id="perturb-seed")
-                yield Static(id="perturb-about")
+                yield Static(id="perturb-about", markup=False)
                 with Horizontal(id="perturb-buttons"):
                     yield Button("Add", id="perturb-add", variant="primary")
                     yield Button("Undo", id="perturb-undo")
-                yield Static("Chain", classes="section")
-                yield Static(id="perturb-chain")
+                yield Static("Chain", classes="section", markup=False)
+                yield Static(id="perturb-chain", markup=False)
             with Vertical(id="perturb-body"):
-                yield Static(id="perturb-title")
+                yield Static(id="perturb-title", markup=False)
                 with VerticalScroll(id="perturb-diff-pane"):
                     yield DiffView(id="perturb-diff")
-                yield Static(id="perturb-truth")
+                yield Static(id="perturb-truth", markup=False)
                 yield Horizontal(id="perturb-runs")
         yield Footer()
 
@@ -152,6 +164,16 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         self._show_chain()
         self.refresh_preview()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter adds the step while the (closed) transform menu has focus; anywhere else it
+        keeps its meaning (pick in the open menu, press a button, submit a field)."""
+        if action == "add_from_menu":
+            return isinstance(self.focused, Select) and not self.focused.expanded
+        return True
+
+    def action_add_from_menu(self) -> None:
+        self.action_add()
+
     @on(Button.Pressed, "#perturb-undo")
     def action_undo(self) -> None:
         """Drop the last step of the chain."""
@@ -188,7 +210,7 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         specs = self._specs()
         self._previewed = specs
         self.query_one("#perturb-title", Static).update(self._title("verifying…"))
-        self._preview_worker(specs, app_sandbox(self._sandbox))
+        self._preview_worker(specs, list(self.chain), app_sandbox(self._sandbox))
 
     @work(
         thread=True,
@@ -197,11 +219,18 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         name="Perturb preview",
         exit_on_error=False,
     )
-    def _preview_worker(self, specs: list[TransformSpec], sandbox: Sandbox) -> None:
+    def _preview_worker(
+        self, specs: list[TransformSpec], chain: list[TransformSpec], sandbox: Sandbox
+    ) -> None:
         worker = get_current_worker()
         result = self.build(specs, sandbox)
         if not worker.is_cancelled:
             self.post_message(PreviewReady(specs, result))
+        added = self._added
+        if chain and chain != specs and (added is None or list(added.chain) != chain):
+            built = self.build(chain, sandbox)  # the steps added, without the one being picked
+            if not worker.is_cancelled:
+                self.post_message(PreviewReady(chain, built))
 
     def build(self, specs: list[TransformSpec], sandbox: Sandbox) -> Preview:
         """Apply and verify `specs` (blocking: call from a worker)."""
@@ -216,6 +245,9 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
 
     def on_preview_ready(self, message: PreviewReady) -> None:
         specs, result = message.specs, message.result
+        if specs == self.chain and isinstance(result, Variant):
+            self._added = result
+            self.state.variants[result.id] = result
         if specs != self._previewed:
             return  # a newer preview is on its way
         self._shown = specs
@@ -282,9 +314,10 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         diff.unified = not diff.unified
 
     def _need_variant(self) -> Variant | None:
-        if self.variant is None:
-            self.notify("No accepted variant to use yet.", severity="warning")
-        return self.variant
+        variant = self.added_variant
+        if variant is None:
+            self.notify("No accepted variant of the steps added yet.", severity="warning")
+        return variant
 
     def action_open_variant(self) -> None:
         """Show the variant on the Sample screen (trace, run, save or perturb it from there)."""
@@ -299,6 +332,8 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
 
     def action_run_both(self) -> None:
         """Show (or hide) two run panels, original and variant: Run in either runs both, same settings."""
+        if not self.query_one("#perturb-runs").is_mounted:
+            return  # the screen is closing (a key burst quit the app): nothing to mount into
         runs = self.query_one("#perturb-runs", Horizontal)
         if runs.display:
             runs.display = False

@@ -66,9 +66,13 @@ class RunsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("", id="runs-title")
+        yield Static("", id="runs-title", markup=False)
         yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
-        yield Static("Mark two runs with space, then press c to compare them.", id="compare-title")
+        yield Static(
+            "Mark two runs with space, then press c to compare them.",
+            id="compare-title",
+            markup=False,
+        )
         yield DataTable(id="disagreements", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -81,12 +85,13 @@ class RunsScreen(Screen[None]):
             ("created", "created"),
             ("status", "status"),
             ("model", "model"),
+            ("server", "server"),
             ("task/mode", "task"),
             ("n", "n"),
             ("t", "t"),
             ("samples", "samples"),
             ("pass@1", "pass"),
-            ("fail", "failed"),
+            ("req. failed", "failed"),  # requests that failed (retried on the next run)
             ("col", "browse"),
         ):
             table.add_column(label, key=key)
@@ -119,6 +124,7 @@ class RunsScreen(Screen[None]):
                 time.strftime("%m-%d %H:%M", time.localtime(run.created)),
                 run.status,
                 run.model,
+                _server(run),
                 f"{run.config.task}/{run.config.mode}",
                 str(p.get("n", "")),
                 str(p.get("temperature", "")),
@@ -175,7 +181,7 @@ class RunsScreen(Screen[None]):
             title.append(
                 f"B−A {100 * (cmp.pass_b - cmp.pass_a):+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
                 f" on {cmp.shared} shared samples · {len(cmp.disagreements)} disagreements"
-                " (Enter opens the sample)"
+                " (Tab to the list, Enter opens the sample)"
             )
         self.query_one("#compare-title", Static).update(title)
         dis = self.query_one("#disagreements", DataTable)
@@ -189,8 +195,7 @@ class RunsScreen(Screen[None]):
                 sample.first_line if sample else "(not in this dataset)",
                 key=d.sample_id,
             )
-        if cmp.disagreements:
-            dis.focus()
+        # The run list keeps the focus: arrows go on choosing runs; Tab reaches the list.
 
     def action_browse_column(self) -> None:
         run = self._cursor_run()
@@ -223,6 +228,14 @@ class RunsScreen(Screen[None]):
     def _open_sample(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
             self.post_message(OpenSample(event.row_key.value))
+
+
+def _server(run: RunInfo) -> str:
+    """Where the run's answers came from: the base URL (secrets stripped when stored), else the
+    backend (vllm, replay...), and the API (chat or completions), so runs of one model on two servers do not look the same."""
+    spec = run.config.spec
+    where = str(spec.get("base_url") or spec.get("backend") or "")
+    return f"{where} ({spec['api']})" if spec.get("api") else where
 
 
 def _rate(rate: float) -> Text:

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static, TextArea
+from textual.widgets import Footer, Header, Static, TextArea
 
 from cruxtui.core.data.dataset import Sample
 from cruxtui.tui.case_save import save_failure
@@ -48,7 +48,7 @@ class SampleScreen(ReportsTaskErrors, Screen[None]):
         yield Header()
         with Horizontal(id="sample-main"):
             with Vertical(id="sample-left"):
-                yield Static(self._title(), id="sample-title")
+                yield Static(self._title(), id="sample-title", markup=False)
                 yield TextArea.code_editor(
                     s.code,
                     language="python",
@@ -57,13 +57,15 @@ class SampleScreen(ReportsTaskErrors, Screen[None]):
                     show_line_numbers=True,
                 )
             with VerticalScroll(id="sample-right"):
-                yield Static("Call", classes="section")
-                yield Static(_value(s.call), id="sample-input")
-                yield Static("Expected output", classes="section")
-                yield Static(_value(s.output), id="sample-output")
-                yield Static("About", classes="section")
-                yield Static(self._meta(), id="sample-meta")
-                yield Static("Generations", classes="section", id="sample-verdicts-title")
+                yield Static("Call", classes="section", markup=False)
+                yield Static(_value(s.call), id="sample-input", markup=False)
+                yield Static("Expected output", classes="section", markup=False)
+                yield Static(_value(s.output), id="sample-output", markup=False)
+                yield Static("About", classes="section", markup=False)
+                yield Static(self._meta(), id="sample-meta", markup=False)
+                yield Static(
+                    "Generations", classes="section", id="sample-verdicts-title", markup=False
+                )
                 yield VerdictList(id="sample-verdicts")
         yield Footer()
 
@@ -79,6 +81,10 @@ class SampleScreen(ReportsTaskErrors, Screen[None]):
             ("methods", ", ".join(s.methods) or "none"),
             ("from", Path(s.origin).name if s.origin else self.state.dataset.location),
         ]
+        variant = self.state.variants.get(s.id)
+        if variant is not None:  # a variant made on the Perturb screen: say how
+            rows[-1] = ("from", f"{variant.parent_id}, perturbed")
+            rows += [("chain", " → ".join(str(spec) for spec in variant.chain))]
         text = Text()
         for name, value in rows:
             text.append(f"{name:<12}", style="dim")
@@ -117,12 +123,12 @@ class SampleScreen(ReportsTaskErrors, Screen[None]):
             panel.display = shown
             right.display = not shown
             if shown:
-                panel.query_one("#run-endpoint", Input).focus()
+                panel.focus_form()
             return
         right.display = False
         panel = RunPanel(self.state, self.sample, id="run-panel")
         self.query_one("#sample-main").mount(panel)
-        self.call_after_refresh(lambda: panel.query_one("#run-endpoint", Input).focus())
+        panel.focus_form()
 
     def action_perturb(self) -> None:
         """Make a variant of this sample (rename, flip a comparison, edit the input...)."""

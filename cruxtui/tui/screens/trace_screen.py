@@ -92,7 +92,7 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
     # Layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="trace-title")
+        yield Static(id="trace-title", markup=False)
         with Horizontal(id="trace-panes"):
             # Not focusable: the arrow keys step through the trace instead of scrolling.
             with VerticalScroll(id="trace-code-pane", can_focus=False):
@@ -100,11 +100,11 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
                     self.trace.code if self.trace else self.sample.code, id="trace-code"
                 )
             with VerticalScroll(id="trace-locals-pane", can_focus=False):
-                yield Static(id="trace-frame")
+                yield Static(id="trace-frame", markup=False)
                 yield LocalsTable(id="trace-locals")
-        yield Static(id="trace-status")
+        yield Static(id="trace-status", markup=False)
         yield Timeline(id="trace-timeline")
-        yield Static(id="trace-end")
+        yield Static(id="trace-end", markup=False)
         yield Input(id="trace-input", disabled=True)  # enabled while asking (Tab cannot reach it)
         yield Footer()
 
@@ -219,7 +219,9 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
     @staticmethod
     def _ending(trace: Trace) -> Text:
         text = Text(trace.ended)
-        text.append(f"   {len(trace.steps):,} steps · numsteps {trace.numsteps:,}", style="dim")
+        # Steps are numbered from 0 everywhere (status, `:`, the reasoning's @N): say the range.
+        span = f"steps 0–{len(trace.steps) - 1:,}" if trace.steps else "no steps"
+        text.append(f"   {span} · numsteps {trace.numsteps:,}", style="dim")
         if trace.stdout:
             printed = trace.stdout.replace("\n", "⏎")
             text.append(f" · printed {printed[:60]}", style="dim")

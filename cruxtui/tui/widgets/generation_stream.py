@@ -50,11 +50,11 @@ class GenerationCard(Vertical):
         self.thinking_parts: list[str] = []
         self.verdict: Text | None = None
         self.border_title = f"{sample_id} #{index}"
-        self._thinking_body = Static("", classes="thinking-body")
+        self._thinking_body = Static("", classes="thinking-body", markup=False)
         self._thinking = Collapsible(
             self._thinking_body, title="thinking", collapsed=False, classes="thinking"
         )
-        self._body = Static("", classes="generation-body")
+        self._body = Static("", classes="generation-body", markup=False)
 
     def compose(self) -> ComposeResult:
         yield self._thinking

@@ -74,14 +74,19 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
 
     def compose(self) -> ComposeResult:
         if self.alignment is None:
-            yield Static(Text("reasoning: aligning…", style="dim italic"), id="reasoning-header")
+            yield Static(
+                Text("reasoning: aligning…", style="dim italic"),
+                id="reasoning-header",
+                markup=False,
+            )
             return
-        yield Static(self._header(), id="reasoning-header")
+        yield Static(self._header(), id="reasoning-header", markup=False)
         for step in self.alignment.chain.steps:
             yield Static(
                 self._render_step(step.index),
                 id=f"reasoning-step-{step.index}",
                 classes="reasoning-step",
+                markup=False,
             )
 
     def on_mount(self) -> None:
@@ -146,7 +151,9 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
         if div is None:
             text.append("no divergence found", style="green")
         else:
-            text.append(f"first divergence: step {div.step} (d)", style="red")
+            # Two numberings meet here: name both (d goes to the trace step).
+            where = f" = trace step {div.trace_step}" if div.trace_step is not None else ""
+            text.append(f"first divergence: reasoning step {div.step}{where} (d)", style="red")
         if self.extraction_note:
             text.append(f"\n{self.extraction_note}", style="magenta")
         if self.alignment.chain.problems:
@@ -244,10 +251,15 @@ class ReasoningPaste(ModalScreen[Reasoning | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="reasoning-paste"):
-            yield Static("Paste a chain of thought (free prose or [SCRATCHPAD]); ctrl+s aligns it.")
+            yield Static(
+                "Paste a chain of thought (free prose or [SCRATCHPAD]); ctrl+s aligns it.",
+                markup=False,
+            )
             if self.stored:
                 yield Static(
-                    "…or pick a stored generation of this sample:", classes="reasoning-pick"
+                    "…or pick a stored generation of this sample:",
+                    classes="reasoning-pick",
+                    markup=False,
                 )
                 yield OptionList(*[r.source for r in self.stored], id="reasoning-stored")
             yield TextArea(id="reasoning-text")

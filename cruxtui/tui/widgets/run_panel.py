@@ -155,36 +155,46 @@ class RunPanel(ReportsTaskErrors, Vertical):
         # Labels beside the fields, not placeholders inside them: a filled field still says what
         # it is. Compact fields (one line each) leave the room to the generations.
         with Horizontal(classes="run-row"):
-            yield Label("endpoint", classes="run-label")
+            yield Label("endpoint", classes="run-label", markup=False)
             yield Input(
                 endpoint, placeholder="config.toml name or URL", id="run-endpoint", compact=True
             )
-            yield Label("model", classes="run-label")
+            yield Label("model", classes="run-label", markup=False)
             yield Input(
                 options.model or "", placeholder="served name", id="run-model", compact=True
             )
         with Horizontal(classes="run-row"):
-            yield Label("api", classes="run-label")
+            yield Label("api", classes="run-label", markup=False)
             yield Select(APIS, value="chat", allow_blank=False, id="run-api", compact=True)
-            yield Label("mode", classes="run-label")
+            yield Label("mode", classes="run-label", markup=False)
             yield Select(MODES, value="direct", allow_blank=False, id="run-mode", compact=True)
         with Horizontal(classes="run-row"):
-            yield Label("task", classes="run-label")
+            yield Label("task", classes="run-label", markup=False)
             yield Select(TASKS, value="output", allow_blank=False, id="run-task", compact=True)
-            yield Label("n", classes="run-label")
+            yield Label("n", classes="run-label", markup=False)
             yield Input("1", type="integer", id="run-n", compact=True)
-            yield Label("t", classes="run-label")
+            yield Label("t", classes="run-label", markup=False)
             yield Input("0.2", type="number", id="run-temperature", compact=True)
-            yield Label("seed", classes="run-label")
+            yield Label("seed", classes="run-label", markup=False)
             yield Input("0", type="integer", id="run-seed", placeholder="none", compact=True)
         with Horizontal(classes="run-row"):
-            yield Label("max tokens", classes="run-label")
+            yield Label("max tokens", classes="run-label", markup=False)
             yield Input("", type="integer", id="run-max-tokens", placeholder="mode's", compact=True)
-            yield Label("in flight", classes="run-label")
+            yield Label("in flight", classes="run-label", markup=False)
             yield Input("", type="integer", id="run-concurrency", placeholder="auto", compact=True)
             yield Button("Run", id="run-go", variant="primary", compact=True)
-        yield Static("", id="run-status")
+        yield Static("", id="run-status", markup=False)
         yield GenerationStream(id="run-stream")
+
+    def focus_form(self) -> None:
+        """Put the cursor in the endpoint field, now or (while the panel is still mounting, as
+        when keys arrive in a burst) once its fields exist."""
+        fields = self.query("#run-endpoint").results(Input)
+        field = next(fields, None)
+        if field is not None:
+            field.focus()
+        elif not self.is_mounted:
+            self.call_after_refresh(self.focus_form)
 
     def on_mount(self) -> None:
         freeze_heap()
