@@ -43,7 +43,7 @@ from cruxtui.tui.step_counts import StepCommands
 from cruxtui.tui.workers import ReportsTaskErrors, app_sandbox
 
 if TYPE_CHECKING:
-    from cruxtui.tui.tour import TourDriver
+    from cruxtui.tui.tour_driver import TourDriver
 
 
 def demo_options(options: TuiOptions) -> TuiOptions:
@@ -112,7 +112,7 @@ class CruxApp(ReportsTaskErrors, App[int]):
     # The guided tour (--demo) ----------------------------------------------------------------
     def _start_tour(self) -> None:
         from cruxtui.core.demo.tour import TourUnavailable, build_tour
-        from cruxtui.tui.tour import TourDriver
+        from cruxtui.tui.tour_driver import TourDriver
 
         try:
             tour = build_tour(self.state.dataset, self.state.options.generations)

@@ -48,7 +48,7 @@ class TuiOptions:
     """Count every sample's numsteps in a worker after start-up when no cached counts exist
     (the CLI's default; `--no-step-counts` turns it off). Off without a command line."""
     demo: bool = False
-    """`--demo`: start the guided tour (`cruxtui.tui.tour`)."""
+    """`--demo`: start the guided tour (`cruxtui.tui.tour_driver`)."""
     theme: str | None = None
     """`--theme`: the theme for this session; None for the one remembered in the config."""
 

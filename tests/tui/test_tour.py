@@ -24,7 +24,7 @@ from cruxtui.tui.screens.perturb_screen import PerturbScreen
 from cruxtui.tui.screens.sample_screen import SampleScreen
 from cruxtui.tui.screens.trace_screen import TraceScreen
 from cruxtui.tui.state import TuiOptions
-from cruxtui.tui.tour import TourCaption
+from cruxtui.tui.tour_driver import TourCaption
 from cruxtui.tui.widgets.reasoning_view import ReasoningView
 from cruxtui.tui.widgets.run_panel import RunPanel
 

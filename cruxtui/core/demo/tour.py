@@ -7,7 +7,7 @@ The model is the replay backend serving those recorded answers. When more is at 
 instead: the benchmark (the case's sample is then the dataset's own row) and a generations file
 (`--generations`: the replayed answers are that file's).
 
-This module decides *what* each stop shows; `cruxtui.tui.tour` drives the screens there.
+This module decides *what* each stop shows; `cruxtui.tui.tour_driver` drives the screens there.
 """
 
 from __future__ import annotations
