@@ -86,7 +86,10 @@ def test_the_tour_in_the_browser_moves_with_a_clickers_keys(browser) -> None:  #
         wait_for_text(page, "Tour 1/5 · The benchmark", "starter functions")
         page.focus(".xterm-helper-textarea")
         page.keyboard.press("PageDown")
-        failure = wait_for_text(page, "Tour 2/5 · A real failure", "10/10 new · pass@1 0%")
+        # The replayed answers' cards render a moment after the summary line: wait for them too.
+        failure = wait_for_text(
+            page, "Tour 2/5 · A real failure", "10/10 new · pass@1 0%", "sample_12", "WRONG"
+        )
         assert "sample_12" in failure and "WRONG" in failure
         page.keyboard.press("PageUp")
         wait_for_text(page, "Tour 1/5", absent="Tour 2/5")

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from cruxtui.core.data.textfile import UnreadableFile, json_value_problem, read_text
+from cruxtui.core.util import safe_ast
 from cruxtui.core.util.atomic import atomic_write_bytes
 from cruxtui.core.util.paths import cache_dir
 
@@ -118,7 +119,7 @@ class Sample:
 def called_methods(code: str) -> tuple[str, ...]:
     """Names of known container methods called as `obj.name(...)` in `code` (empty if unparsable)."""
     try:
-        tree = ast.parse(code)
+        tree = safe_ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     found = {
@@ -134,7 +135,7 @@ def called_methods(code: str) -> tuple[str, ...]:
 def _defines_f(code: str) -> str | None:
     """None if `code` parses and defines a top-level `f`; otherwise the problem, in words."""
     try:
-        tree = ast.parse(code)
+        tree = safe_ast.parse(code)
     except SyntaxError as exc:
         where = f" (code line {exc.lineno})" if exc.lineno else ""
         return f"code does not parse: {exc.msg}{where}"

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from cruxtui.core.models.prompts import ANSWER_CLOSE, ANSWER_OPEN
 from cruxtui.core.models.thinking import split_thinking
+from cruxtui.core.util import safe_ast
 
 EXTRACTION_MODES: tuple[str, ...] = ("strict", "official")
 
@@ -212,7 +213,7 @@ def _parse_assert_at(text: str, start: int, task: str) -> Extraction:
 def _parse_statement(source: str) -> tuple[ast.stmt | None, str]:
     """The first statement of `source`, or None and the parser's complaint."""
     try:
-        tree = ast.parse(source)
+        tree = safe_ast.parse(source)
     except SyntaxError as exc:
         return None, exc.msg
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -277,7 +278,7 @@ def _bare(text: str, task: str) -> Extraction:
     """
     candidate = text.strip().strip("`").strip()
     try:
-        node = ast.parse(candidate, mode="eval").body
+        node = safe_ast.parse(candidate, mode="eval").body
     except SyntaxError as exc:
         return Extraction(None, f"the text is not a Python expression ({exc.msg})")
     except (ValueError, RecursionError, MemoryError) as exc:

@@ -14,6 +14,7 @@ from cruxtui.core.data.dataset import Sample
 from cruxtui.core.sandbox.pool import Limits, Outcome
 from cruxtui.core.scoring.check_jobs import OFFICIAL_CHECK, Job
 from cruxtui.core.scoring.strict_check import StrictVerdict, is_pure, parse_prediction
+from cruxtui.core.util import safe_ast
 from cruxtui.core.util.safe_ast import same_tree
 
 MAX_OFFICIAL_CHARS = 1_000_000
@@ -42,7 +43,7 @@ def official_plan(sample: Sample, task: str, prediction: str) -> bool | Job | st
         return SAME  # no need to parse the splice: see `binds_tighter_than_eq`
     splice = f"assert {sample.output} == {prediction}"
     try:
-        spliced = ast.parse(splice)
+        spliced = safe_ast.parse(splice)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False  # the whole program fails to compile: an exception, so a failure
     if same_comparison(spliced, sample.output, prediction):
@@ -96,7 +97,7 @@ def derived_official(
     if strict.settled and strict.literal:
         return strict.passed
     splice = f"assert {sample.output} == {prediction}"
-    outcome = yield _official_job(sample, splice, ast.parse(splice))
+    outcome = yield _official_job(sample, splice, safe_ast.parse(splice))
     return official_passed(outcome)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from cruxtui.core.data.dataset import Sample
 from cruxtui.core.sandbox.pool import Outcome
 from cruxtui.core.scoring.check_jobs import CALL_F, EVAL_ARGUMENTS, EVAL_PURE, EXEC_CALL, Job
-from cruxtui.core.util import values
+from cruxtui.core.util import safe_ast, values
 from cruxtui.core.util.bounded_repr import bounded_call, bounded_repr, shorten
 
 MAX_PREDICTION_CHARS = 20_000
@@ -67,7 +67,7 @@ def parse_prediction(prediction: str) -> ast.Expression | str:
     if len(prediction) > MAX_PREDICTION_CHARS:
         return f"longer than {MAX_PREDICTION_CHARS:,} characters ({len(prediction):,})"
     try:
-        return ast.parse(prediction.strip(), mode="eval")
+        return safe_ast.parse(prediction.strip(), mode="eval")
     except SyntaxError as exc:
         return f"SyntaxError: {exc.msg}"
     except (ValueError, MemoryError, RecursionError) as exc:

@@ -12,7 +12,10 @@ RecursionError itself.
 from __future__ import annotations
 
 import ast
+import threading
 from typing import Any, Literal, overload
+
+_PARSE_LOCK = threading.Lock()
 
 
 @overload
@@ -20,9 +23,15 @@ def parse(text: str, mode: Literal["eval"]) -> ast.Expression: ...
 @overload
 def parse(text: str, mode: Literal["exec"] = "exec") -> ast.Module: ...
 def parse(text: str, mode: str = "exec") -> ast.AST:
-    """`ast.parse(text, mode=mode)`; every failure is a SyntaxError whose `msg` says why."""
+    """`ast.parse(text, mode=mode)`; every failure is a SyntaxError whose `msg` says why.
+
+    One parse at a time in a process: CPython 3.11's parser keeps its recursion depth in shared
+    state, so two threads parsing at once (scoring runs checks from a thread pool) can fail with
+    "SystemError: AST constructor recursion depth mismatch" on ordinary text.
+    """
     try:
-        return ast.parse(text, mode=mode)
+        with _PARSE_LOCK:
+            return ast.parse(text, mode=mode)
     except SyntaxError:
         raise
     except RecursionError:

@@ -67,6 +67,7 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         self._shown: list[TransformSpec] | None = None
         self._added: Variant | None = None
         """The variant of exactly the steps added (`chain`), once built: what ctrl+o/t/r use."""
+        self._mounting_runs = False  # action_run_both is mounting its pair of panels
 
     @property
     def previewing(self) -> bool:
@@ -330,7 +331,7 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         if variant is not None:
             self.app.push_screen(TraceScreen(self.state, variant.sample))
 
-    def action_run_both(self) -> None:
+    async def action_run_both(self) -> None:
         """Show (or hide) two run panels, original and variant: Run in either runs both, same settings."""
         if not self.query_one("#perturb-runs").is_mounted:
             return  # the screen is closing (a key burst quit the app): nothing to mount into
@@ -343,15 +344,32 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         variant = self._need_variant()
         if variant is None:
             return
-        runs.remove_children()
-        runs.mount(
-            RunPanel(
-                self.state, self.sample, title=f"Run on {self.sample.id}", id="perturb-run-original"
-            ),
-            RunPanel(
-                self.state, variant.sample, title=f"Run on {variant.id}", id="perturb-run-variant"
-            ),
-        )
+        if self._mounting_runs:
+            return  # a second key while the first pair is still being mounted: one pair only
+        self._mounting_runs = True
+        try:
+            # Removal finishes before the new pair mounts, so their ids never meet twice.
+            await runs.remove_children()
+            if not runs.is_attached:
+                return  # the screen closed meanwhile
+            await runs.mount(
+                RunPanel(
+                    self.state,
+                    self.sample,
+                    title=f"Run on {self.sample.id}",
+                    id="perturb-run-original",
+                ),
+                RunPanel(
+                    self.state,
+                    variant.sample,
+                    title=f"Run on {variant.id}",
+                    id="perturb-run-variant",
+                ),
+            )
+        finally:
+            self._mounting_runs = False
+        if not runs.is_attached:
+            return
         runs.display = True
         self.query_one("#perturb-diff-pane").display = False
         self.query_one("#perturb-side").display = False  # the two forms need the width
