@@ -190,7 +190,12 @@ def parse_prose(text: str, code: str) -> Chain:
         steps.append(step)
     _answers(text, work, spans, steps, body_end, block is not None, facts.names)
     sentences = [(st.start, st.end) for st in steps]
-    retract(masked, [c for st in steps for c in st.claims], sentences)
+    for claim in retract(masked, [c for st in steps for c in st.claims], sentences):
+        home = next((st for st in steps if st.start <= claim.start < st.end), None)
+        if home is not None:
+            claim.text = text[claim.start : claim.end].strip()
+            home.claims.append(claim)
+            home.claims.sort(key=lambda c: c.start)
     return Chain(text, "prose", steps, code_spans=spans)
 
 

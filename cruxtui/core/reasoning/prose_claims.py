@@ -181,7 +181,7 @@ _PREP_BEFORE = re.compile(
 )
 _OPERATOR_BEFORE = re.compile(r"[-+*/%<>=]\s*`?$")
 _EMPTY_WORDS = re.compile(
-    r"\s*(?:now\s+|still\s+|then\s+)?(?:an?\s+)?(?P<what>empty(?:\s+(?P<type>list|string|str|"
+    r"\s*(?:now\s+|still\s+|then\s+)?(?:an?\s+|the\s+)?(?P<what>empty(?:\s+(?P<type>list|string|str|"
     r"dict(?:ionary)?|set|tuple))?)\b(?!\s+(?:string|list)\s+(?:of|with))",
     re.I,
 )
@@ -693,7 +693,7 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
     for m in _RETURN_RE.finditer(text):
         if m.group("noun") and m.group("noun") in names:
             continue  # "the result is ..." speaks of the variable `result`
-        got = claimed_value(text, m.end())
+        got = _value_at(text, m.end())  # a literal, or "an empty list" in words
         if got is None:
             continue
         subj = (m.group("subj") or "").strip().lower()
