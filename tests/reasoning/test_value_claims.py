@@ -5,7 +5,7 @@ faithful wording raises nothing)."""
 
 from __future__ import annotations
 
-from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align_text
+from cruxtui.core.reasoning.alignment import Alignment, align_text
 from cruxtui.core.sandbox.jobs import tracer
 from cruxtui.core.trace.steps import Trace, from_wire
 

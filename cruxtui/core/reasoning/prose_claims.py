@@ -232,8 +232,8 @@ def _value_at(text: str, i: int) -> tuple[int, str] | None:
         return got
     m = _EMPTY_WORDS.match(text, i)
     if m and CLEAN_AFTER.match(text, m.end()):
-        typed = (m.group("type") or "").lower()
-        return m.end(), _EMPTY_TYPED.get(typed, EMPTY)
+        kind = (m.group("type") or "").lower()
+        return m.end(), _EMPTY_TYPED.get(kind, EMPTY)
     return None
 
 
