@@ -156,3 +156,38 @@ def test_thats_n_items_counts_the_value_just_written() -> None:
     wrong = "letters = list('parallel'), that is 7 letters."
     assert flagged(align_text(wrong, tr), wrong) == "that is 7 letters"
     quiet("letters = list('parallel') - that's 8 characters.", tr)
+
+
+# A method named by itself -------------------------------------------------------------------------
+
+
+def test_a_bare_method_name_speaks_of_the_codes_one_call() -> None:
+    code = "def f(line, sep):\n    return line.rsplit(sep, 1)\n"
+    tr = run(code, "f('k=v=w', '=')")
+    wrong = "Splitting from the right with rsplit and a limit of one, which gives ['k', 'v=w']."
+    result = align_text(wrong, tr)
+    assert (flagged(result, wrong) or "").startswith("rsplit")
+    assert result.first_divergence.true_value == "['k=v', 'w']"  # type: ignore[union-attr]
+    quiet("Splitting from the right with rsplit and a limit of one, which gives ['k=v', 'w'].", tr)
+    code = "def f(s):\n    if s.isupper():\n        return s.lower()\n    return s\n"
+    tr = run(code, "f('')")
+    wrong = "An empty string has no letters, yet I would say isupper is True here."
+    assert flagged(align_text(wrong, tr), wrong) == "isupper is True"
+    quiet("An empty string has no cased letters, so isupper is False and s comes back.", tr)
+
+
+def test_a_method_name_with_another_subject_between_claims_nothing() -> None:
+    """ "strip, then the join with out, giving ..." names two subjects: which one gave the value
+    is not said, so nothing is contradicted."""
+    code = "def f(s):\n    out = s.strip()\n    return '-'.join(out)\n"
+    tr = run(code, "f(' ab ')")
+    quiet("We strip the spaces and join out with dashes, giving 'a-b'.", tr)
+    quiet("We strip, then join with dashes, giving 'a-b'.", tr)
+
+
+def test_a_member_of_a_popped_pair_is_what_the_writer_names() -> None:
+    code = "def f(d):\n    k, v = d.popitem()\n    return k\n"
+    tr = run(code, "f({'a': 1, 'z': 2})")
+    quiet("popitem() gives 'z', the last key inserted, and f returns it: 'z'.", tr)
+    wrong = "popitem() gives 'a', the first key, and f returns 'a'."
+    assert flagged(align_text(wrong, tr), wrong) == "popitem() gives 'a'"

@@ -340,7 +340,9 @@ class Judge:
                 # An expression's value as the program has it, to show beside the claim.
                 shown = self._v(claim, k) if claim.kind == EXPRESSION else None
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index, shown)
-        if claim.inferred and not any(_same_type(claim.value, self._v(claim, k)) for k in seen):
+        if (claim.inferred or claim.by_method) and not any(
+            _same_type(claim.value, self._v(claim, k)) for k in seen
+        ):
             return Judgement(
                 step.index, claim, UNVERIFIABLE, None, note=f"not a value of {name}'s type"
             )
@@ -348,6 +350,11 @@ class Judge:
         if claim.change:
             k = self._next_change(claim, k, self._window(step)[1]) or k
         true = self._v(claim, k) or ""
+        if claim.kind == EXPRESSION and any(_part_of(claim.value, self._v(claim, j)) for j in seen):
+            # "popitem() gives '4'" of ('4', ',,,,,'): the key the writer means, named alone.
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, self.trace.steps[k].index, true, "a part of it"
+            )
         if value_key(true) is OPAQUE or agrees(claim.value, true) is None:
             return Judgement(
                 step.index,
@@ -387,7 +394,9 @@ class Judge:
         for k in seen:
             if agrees(claim.value, self._v(claim, k) or "") is True:
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
-        if claim.inferred and not any(_same_type(claim.value, self._v(claim, k)) for k in seen):
+        if (claim.inferred or claim.by_method) and not any(
+            _same_type(claim.value, self._v(claim, k)) for k in seen
+        ):
             return Judgement(
                 step.index, claim, UNVERIFIABLE, None, note=f"not a value of {name}'s type"
             )
@@ -735,6 +744,16 @@ class Judge:
         return Judgement(
             step.index, claim, CONTRADICTED, None, str(total), f"the loop body runs {total} time(s)"
         )
+
+
+def _part_of(claimed: str, true: str | None) -> bool:
+    """Is the claimed value one member of a small tuple the program computed (a popped pair, a
+    partition)? Writers name the member they care about; that is no slip."""
+    obj = literal_value(true) if true is not None else None
+    if not isinstance(obj, tuple) or not 2 <= len(obj) <= 3:
+        return False
+    want = value_key(claimed)
+    return want is not OPAQUE and any(value_key(repr(x)) == want for x in obj)
 
 
 def _same_type(claimed: str, true: str | None) -> bool:

@@ -69,6 +69,9 @@ class Claim:
     """Taken back by a self-correction further on ("wait, actually ...")."""
     before_line: int | None = None
     """Judged on the state as this line starts (the argument of a call the sentence names)."""
+    by_method: bool = False
+    """The subject is the one call of a method the sentence names ("rsplit ... which gives X",
+    "istitle is True"): it contradicts only with a value of the type that call gives."""
     inferred: bool = False
     """The subject is not written next to the value but read from the sentence ("... removed from
     nums, giving [2]"): judged only where the value has the subject's type."""

@@ -343,8 +343,27 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if kind == CONDITION:
             claim.condition = resolved
         claim.start, claim.end = s_start, end
+        claim.before_line = _changing_call_line(resolved, facts)
         claims.append(claim)
     return claims
+
+
+_GIVES_AND_CHANGES = frozenset(["pop", "popitem", "setdefault", "popleft"])
+
+
+def _changing_call_line(src: str, facts: CodeFacts) -> int | None:
+    """`d.popitem()` gives a value and changes d: its value is the one it gave where the code
+    calls it (the line, when there is one), not what it would give on a later state."""
+    try:
+        node = safe_ast.parse(src, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    if node.func.attr not in _GIVES_AND_CHANGES:
+        return None
+    lines = facts.method_lines.get(node.func.attr, set())
+    return next(iter(lines)) if len(lines) == 1 else None
 
 
 def _names_in_expression(src: str) -> set[str]:
@@ -1449,6 +1468,76 @@ def find_results(text: str, names: set[str]) -> list[Claim]:
     return claims
 
 
+_METHOD_VERB = re.compile(
+    r"\s*`?\s*(?P<verb>is|gives|returns|yields|produces|leaves|evaluates\s+to|comes\s+out\s+as|->|→)"
+    r"(?![\w=])\s*",
+    re.I,
+)
+_WHICH_GIVES = re.compile(
+    r",\s*(?:which\s+(?:gives|returns|yields|produces|leaves)|giving|yielding|producing)\s+(?:us\s+|back\s+)?",
+    re.I,
+)
+_METHOD_WORD = re.compile(
+    r"(?<![\w.`])`?\.?(?P<m>[a-z_][a-z0-9_]*)(?P<call>\([^()\n]*\))?`?(?![\w.(])"
+)
+
+
+def _method_subject(facts: CodeFacts, method: str, written: str | None) -> str | None:
+    """The code's one call of `method` (a written argument list is kept: "rstrip('r')")."""
+    if method in facts.names or method in _PURE_NAMES or method not in facts.calls:
+        return None
+    if written:
+        return resolve_expression(method + written, facts)
+    sources = facts.call_sources.get(method, set())
+    if len(sources) != 1:
+        return None
+    return resolve_expression(next(iter(sources)), facts)
+
+
+def find_method_results(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "for the empty string istitle is True", "rsplit with maxsplit=2 cuts at both, which gives
+    ['a', 'b']": a method named by itself, its receiver and arguments left to the code, which
+    calls it in one place only. The value is the call's; no variable may come between."""
+    claims: list[Claim] = []
+    for m in _METHOD_WORD.finditer(text):
+        method, written = m.group("m"), m.group("call")
+        subject = _method_subject(facts, method, written)
+        if subject is None:
+            continue
+        verb = _METHOD_VERB.match(text, m.end())
+        got = None
+        if verb is not None and not _NEGATED.match(text, verb.end()):
+            got = _value_at(text, verb.end())
+        if got is None:
+            clause_end = _clause_end_at(text, m.end())
+            which = _WHICH_GIVES.search(text, m.end(), clause_end)
+            if which is None or "," in text[m.end() : which.start()]:
+                continue
+            between = text[m.end() : which.start()]
+            words = re.findall(r"[A-Za-z_]\w*", between)
+            if any(w in facts.names or w in facts.calls for w in words):
+                continue  # another subject in between: which value is meant is unclear
+            got = _value_at(text, which.end())
+        if got is None:
+            continue
+        end, lit = got
+        kind = CONDITION if lit in ("True", "False") and _is_test(subject) else EXPRESSION
+        if kind == EXPRESSION and _mutated_receiver(subject, facts) is not None:
+            continue  # `append` and the like give None: the value is the changed variable's
+        claim = Claim(kind, text[m.start() : end].strip(), lit, name=_listed(subject))
+        claim.start, claim.end, claim.by_method = m.start(), end, True
+        claim.before_line = _changing_call_line(subject, facts)
+        if kind == CONDITION:
+            claim.condition = subject
+        claims.append(claim)
+    return claims
+
+
+def _clause_end_at(text: str, i: int) -> int:
+    m = re.compile(r"\n|[.;!?](?:\s|$)").search(text, i)
+    return m.start() if m else len(text)
+
+
 def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     """Every claim of one step's text (code already blanked), in the order written; where two
     readings overlap, the more specific one (an expression over a binding of its receiver, a
@@ -1471,8 +1560,9 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_sets(text, facts)
     )
     anaphora = find_anaphora(text, facts)
+    methods = find_method_results(text, facts)
     chosen: list[Claim] = []
-    for group in (loops, exprs, members, conds, rets, binds, anaphora, results):
+    for group in (loops, exprs, members, conds, rets, binds, methods, anaphora, results):
         for c in group:
             if c.start < 0:
                 continue
