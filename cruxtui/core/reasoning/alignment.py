@@ -29,6 +29,7 @@ from cruxtui.core.reasoning.claim_judge import (
 )
 from cruxtui.core.reasoning.claim_types import RETURN, Chain, Claim
 from cruxtui.core.reasoning.code_facts import code_facts
+from cruxtui.core.reasoning.final_answer import final_claim, other_calls
 from cruxtui.core.reasoning.frame_eval import ClaimValues
 from cruxtui.core.reasoning.step_placement import place, step_line, step_scores
 from cruxtui.core.reasoning.trace_positions import positions
@@ -136,6 +137,7 @@ def align_text(text: str, trace: Any, sandbox: Any = None, target: str | None = 
     chain = parse_chain(text, trace.code)
     if target is not None:
         claim_target(chain, trace.call, target)
+    other_calls(chain, trace.call, final_claim(chain))
     return align(chain, trace, sandbox)
 
 

@@ -27,7 +27,16 @@ from cruxtui.core.reasoning.claim_types import (
 )
 from cruxtui.core.reasoning.code_facts import code_facts
 from cruxtui.core.reasoning.code_spans import blank, code_spans, inline_code
-from cruxtui.core.reasoning.final_answer import answer_block, blank_think_tags, block_claim
+from cruxtui.core.reasoning.final_answer import (
+    answer_after_thinking,
+    answer_block,
+    answer_forms,
+    blank_think_tags,
+    block_claim,
+    closing_answer,
+    comment_answers,
+    names_a_call,
+)
 from cruxtui.core.reasoning.prose_claims import iterations, last_literal, read_claims
 from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scratchpad
 from cruxtui.core.reasoning.self_correction import retract
@@ -195,9 +204,56 @@ def parse_prose(text: str, code: str) -> Chain:
         if claim is not None:
             step.claims.append(claim)
         steps.append(step)
+    _answers(text, work, spans, steps, body_end, block is not None, facts.names)
     sentences = [(st.start, st.end) for st in steps]
     retract(masked, [c for st in steps for c in st.claims], sentences)
     return Chain(text, "prose", steps, code_spans=spans)
+
+
+def _answers(
+    text: str,
+    work: str,
+    spans: list[tuple[int, int]],
+    steps: list[ReasoningStep],
+    body_end: int,
+    has_block: bool,
+    names: Any,
+) -> None:
+    """Answers the prose reader does not see (`final_answer`): a call's value written out in
+    prose, a printed call's value in a comment (the chain's words even inside code), and, when
+    there is no answer block, the last answer given — even an assertion inside code, or a bare
+    value at the end."""
+    forms = answer_forms(work[:body_end])
+    comments = comment_answers(work[:body_end])
+    in_code = [c for c in forms if any(s <= c.start < e for s, e in spans)]
+    found = [c for c in forms if c not in in_code] + comments
+    if not has_block:
+        # In code, only a test of a call written out (`assert f('ab') == 'ba'`, not
+        # `assert f(x) == y`) can be the answer.
+        last = sorted(
+            [c for c in forms if c not in in_code or names_a_call(c.text)] + comments,
+            key=lambda c: c.start,
+        )
+        ending = answer_after_thinking(text) or closing_answer(work, names=frozenset(names))
+        if ending is not None and (not last or ending.start >= last[-1].end):
+            last.append(ending)
+        prose_returns = [c for st in steps for c in st.claims if c.kind == RETURN]
+        if last and not any(c.start > last[-1].start for c in prose_returns):
+            found.append(last[-1])
+    have = [c for st in steps for c in st.claims]
+    for claim in sorted(found, key=lambda c: c.start):
+        if any(claim.start < c.end and c.start < claim.end for c in have):
+            continue
+        have.append(claim)
+        home = next((st for st in steps if st.start <= claim.start < st.end), None)
+        if home is None:
+            home = ReasoningStep(-1, work[claim.start : claim.end], claim.start, claim.end)
+            steps.append(home)
+        home.claims.append(claim)
+        home.claims.sort(key=lambda c: c.start)
+    steps.sort(key=lambda st: st.start)
+    for i, st in enumerate(steps):
+        st.index = i
 
 
 _RETURNED_ALONE = re.compile(

@@ -1,24 +1,53 @@
 """The answer a chain ends with, in the usual forms, and the thinking/answer split.
 
-`[ANSWER] assert f(...) == X [/ANSWER]` (cruxtui's prompts), `<answer>X</answer>`, and the
-reasoning models' `<think>...</think>` followed by the answer: the thinking is the chain to
-align, and the answer after it is held against f's result like any other. Prose forms
-("**Answer:** X", "the output is X", "That list is returned") are read by `prose_claims`.
+A chain's final answer is a claim about f's result like any other, and the one most often wrong,
+so it must be found in whatever form it is written — even when the rest of the chain (a small
+model's garbled code, say) cannot be read at all:
+
+- an answer block: `[ANSWER] assert f(...) == X [/ANSWER]` (cruxtui's prompts; the closing tag
+  may be missing or mistyped, `[/ANSWER>`), `<answer>X</answer>`; its body an assertion, a
+  comparison `f(...) == X` or a bare value;
+- an assertion `assert f(...) == X` anywhere, code fences included: a chain that ends on a test
+  of f states its answer there (the scoring reads it the same way), though an assertion that is
+  not the last answer given is only code;
+- a call's value written out: `f(...) == X`, `f(...) = X`, `f(...) → X`, `print(f(...))  # X`;
+- an answer line at the end: `Output: X`, `Result: X`, `=> X`, a `**Final Answer**` heading over
+  the value, the bare value a reasoning model gives after its `</think>`, a fenced value after
+  "the output will be:".
+
+When a chain gives several answers, the last one given is the answer; earlier ones stay claims
+where they are prose, and are context where they are code. Answer values are read as Python
+literals, with the spellings people and models use for the constants (`TRUE`, `false`, `null`);
+a template placeholder (`<value>`, `??`) is no answer. The answer is judged against f's real
+result whatever the arguments written beside it (the scoring does the same); other calls of f
+with other arguments (an input-task chain trying candidates) speak of another run and are
+unverifiable (`other_calls`). Prose sentences ("the output is X", "That list is returned") are
+read by `prose_claims`.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+from typing import Any
 
-from cruxtui.core.reasoning.claim_types import RETURN, Claim
-from cruxtui.core.reasoning.literal_scan import is_literal
+from cruxtui.core.reasoning.claim_types import RAISE, RETURN, Chain, Claim
+from cruxtui.core.reasoning.literal_scan import is_literal, literal_value, scan_literal
+from cruxtui.core.scoring.answers import extract
+from cruxtui.core.util import safe_ast
 
+_CLOSE = r"(?:\[\s*/\s*ANSWER\s*[\]>]|</ANSWER>|\[\s*/\s*ANSWER\b)"
 _BLOCK = re.compile(
-    r"\[ANSWER\](?P<body>.*?)(?:\[/ANSWER\]|$)|<answer>(?P<body2>.*?)(?:</answer>|$)", re.S | re.I
+    r"\[ANSWER\](?P<body>.*?)(?:"
+    + _CLOSE
+    + r"|\[ANSWER\]|$)|<answer>(?P<body2>.*?)(?:</answer>|$)",
+    re.S | re.I,
 )
-_ASSERT = re.compile(r"assert\s+f\((?P<args>.*)\)\s*==\s*(?P<out>.+?)\s*$", re.S)
 _THINK_END = re.compile(r"</think>|</thinking>", re.I)
 _THINK_TAGS = re.compile(r"</?think(?:ing)?>", re.I)
+_PLACEHOLDER = re.compile(r"^\s*(?:<value>|\?\?+|\.\.\.|<output>|<answer>)\s*$", re.I)
+_VALUE_TAGS = re.compile(r"^\s*<(value|output)>\s*(?P<inner>.*?)\s*(?:</\1>)?\s*$", re.I | re.S)
+_WORD_CONSTANTS = {"true": "True", "false": "False", "null": "None", "none": "None"}
 
 
 def answer_block(text: str) -> re.Match[str] | None:
@@ -30,19 +59,319 @@ def answer_block(text: str) -> re.Match[str] | None:
 
 
 def block_claim(m: re.Match[str]) -> Claim | None:
-    """The answer block's claim about f's result: `assert f(...) == X` or a bare literal X."""
+    """The answer block's claim about f's result: `assert f(...) == X`, `f(...) == X` or a bare X."""
     group = "body" if m.group("body") is not None else "body2"
     body = m.group(group)
     start = m.start(group)
-    stripped = body.strip().strip("`").strip()
-    am = _ASSERT.search(stripped)
-    if am and is_literal(am.group("out")) and "??" not in am.group("out"):
-        value = am.group("out").strip()
-    elif is_literal(stripped):
-        value = stripped
-    else:
+    got = answer_value(body)
+    if got is None:
         return None
-    return Claim(RETURN, stripped, value, start=start, end=start + len(body))
+    stripped = body.strip()
+    lead = body.find(stripped) if stripped else 0
+    return Claim(
+        RETURN,
+        stripped.strip("`").strip(),
+        got,
+        start=start + lead,
+        end=start + lead + len(stripped),
+    )
+
+
+def answer_value(snippet: str) -> str | None:
+    """The value an answer states: the right side of `assert f(...) == X` or `f(...) == X`, or
+    a bare X, as a Python literal (None when there is none, or only a placeholder)."""
+    got = extract(re.sub(r"</?(?:value|output)>", " ", snippet, flags=re.I), "output")
+    if not got.ok or got.answer is None:
+        return None
+    return literal_answer(got.answer)
+
+
+def literal_answer(value: str) -> str | None:
+    """`value` as a literal answer: constants as people spell them (`FALSE`, `true`), the
+    template's `<value>` tags around a value removed; None for a placeholder or a non-literal."""
+    value = value.strip().strip("`").strip().rstrip(".").strip()
+    if m := _VALUE_TAGS.match(value):
+        value = m.group("inner").strip()
+    if not value or _PLACEHOLDER.match(value) or "??" in value:
+        return None
+    value = _WORD_CONSTANTS.get(value.lower(), value)
+    if not is_literal(value) or literal_value(value) is Ellipsis:
+        return None
+    return value
+
+
+_ASSERT_F = re.compile(r"(?<![\w.])assert\s+\(?\s*f\s*\(")
+_CALL_F = re.compile(r"(?<![\w.])f\s*\(")
+_ARROW = re.compile(r"\s*(?:==|=(?!=)|→|->|=>|⟶|⇒)\s*")
+_PRINT_COMMENT = re.compile(r"(?<![\w.])print\s*\(\s*f\s*\(.*#\s*(?:\w+\s*:\s*)?", re.I)
+_EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception)|StopIteration|KeyboardInterrupt)\b")
+_RAISE_COMMENT = re.compile(
+    r"(?<![\w.])(?:print\s*\(\s*)?f\s*\(.*#\s*(?:raises?\s+(?:an?\s+)?)?"
+    r"(?P<exc>[A-Z]\w*(?:Error|Exception))\b"
+)
+
+
+def call_end(text: str, open_paren: int) -> int | None:
+    """The index just past the bracket closing the one at `open_paren` (None if unbalanced on
+    its line)."""
+    depth = 0
+    quote: str | None = None
+    j = open_paren
+    while j < min(len(text), open_paren + 2000):
+        c = text[j]
+        if quote:
+            if c == "\\":
+                j += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "\n":
+            return None
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return None
+
+
+def answer_forms(text: str) -> list[Claim]:
+    """Every place `text` states f's result in a formal way — an assertion, or a call with its
+    value (`f(x) == 3`, `f(x) → 3`) — as RETURN claims with their spans, in text order. Code
+    included: which of them count is for the caller to say (the last is the final answer)."""
+    out: list[Claim] = []
+    for m in _ASSERT_F.finditer(text):
+        line_end = text.find("\n", m.start())
+        line_end = len(text) if line_end < 0 else line_end
+        snippet = text[m.start() : line_end]
+        if m.start() > 0 and text[m.start() - 1] == "`" and "`" in snippet:
+            snippet = snippet.split("`", 1)[0]
+        cut = re.search(_CLOSE, snippet, re.I)
+        if cut:
+            snippet = snippet[: cut.start()]
+        value = answer_value(snippet)
+        if value is None:
+            continue
+        end = m.start() + len(snippet.rstrip())
+        out.append(Claim(RETURN, text[m.start() : end], value, start=m.start(), end=end))
+    for m in _CALL_F.finditer(text):
+        if any(c.start <= m.start() < c.end for c in out):
+            continue
+        close = call_end(text, m.end() - 1)
+        if close is None:
+            continue
+        arrow = _ARROW.match(text, close)
+        if arrow is None:
+            continue
+        got = _value_at(text, arrow.end())
+        if got is None:
+            continue
+        end, value = got
+        out.append(Claim(RETURN, text[m.start() : end], value, start=m.start(), end=end))
+    out.sort(key=lambda c: c.start)
+    return out
+
+
+def comment_answers(text: str) -> list[Claim]:
+    """A printed call of f with its value or exception as the comment (`print(f(x))  # [3, 1]`,
+    `f(x)  # TypeError: ...`): the chain's words inside code, read as claims of f's result."""
+    out: list[Claim] = []
+    for m in _PRINT_COMMENT.finditer(text):
+        got = _value_at(text, m.end())
+        if got is not None:
+            end, value = got
+            s = text.rfind("#", m.start(), m.end())
+            out.append(Claim(RETURN, text[s:end], value, start=s, end=end))
+    for m in _RAISE_COMMENT.finditer(text):
+        line_end = text.find("\n", m.end())
+        end = len(text) if line_end < 0 else line_end
+        s = m.start("exc")
+        out.append(Claim(RAISE, text[s:end].strip(), m.group("exc"), start=s, end=end))
+    out.sort(key=lambda c: c.start)
+    return out
+
+
+_END_OF_VALUE = re.compile(
+    r"\s*(?:$|\.(?![\w(\[])|[,;:!?)\]}`*✓✔]|\s(?:and|so|because|since|which|as|but)\b|#|\[)", re.M
+)
+
+
+def _value_at(text: str, i: int) -> tuple[int, str] | None:
+    """A literal answer value at text[i:] ending cleanly (a word constant counts: `FALSE`)."""
+    got = scan_literal(text, i)
+    if got is not None:
+        end, lit = got
+        value = literal_answer(lit)
+    else:
+        m = re.compile(r"\s*`?(?P<w>true|false|null|none)\b`?", re.I).match(text, i)
+        if m is None:
+            return None
+        end, value = m.end(), _WORD_CONSTANTS[m.group("w").lower()]
+    if value is None or not _END_OF_VALUE.match(text, end):
+        return None
+    return end, value
+
+
+_ANSWER_LINE = re.compile(
+    r"(?:^|(?<=[.!?]\s)|(?<=,\s)(?=(?:so|thus|hence|therefore)\b))[ \t>*_#-]*"
+    r"(?:(?:so|thus|hence|therefore|finally)\b,?\s*)?"
+    r"(?:(?:(?:the|my|our)\s+)?(?:final\s+|expected\s+)?(?P<noun>answer|output|result|return\s+value)"
+    r"(?:\s+of\s+(?:the\s+)?(?:function|f|call|`?f\([^\n]*?\)`?))?[*_ \t]*"
+    r"(?:[:=]|is\b|will\s+be\b|would\s+be\b|should\s+be\b)"
+    r"|(?:the\s+function|f|it|`?f\([^\n]*?\)`?)\s+(?:will\s+|would\s+)?"
+    r"(?:outputs?|returns?|gives|produces|prints|evaluates\s+to)\b"
+    r"|=>|→|->|⇒)[*_ \t]*",
+    re.I | re.M,
+)
+_HEADING = re.compile(
+    r"^[ \t>#*_-]*(?:(?:the\s+)?final\s+)?(?:answer|output|result)[*_ \t]*:?[*_ \t]*$"
+    r"|\b(?:output|result|answer|returns?)\b[^:\n]*:[*_ \t]*$",
+    re.I | re.M,
+)
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)[\w+.-]*\s*$")
+
+
+def closing_answer(text: str, start: int = 0, names: frozenset[str] = frozenset()) -> Claim | None:
+    """The answer written as the chain's last words from `start` on: a last sentence `Output:
+    X`, `Result: X`, `=> X`, "so the result will be X", "the function outputs X", or a heading
+    ("**Final Answer**", "The output will be:") with the value (bare, bold or fenced) on the
+    lines after. Only the end of a chain is read so: in the middle, "Result: ..." may be a
+    step's. `names`: f's variables ("the result is" speaks of a variable `result`)."""
+    lines = [
+        (start + m.start(), start + m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text[start:])
+    ]
+    if not lines:
+        return None
+    if (
+        len(lines) >= 3
+        and _FENCE_LINE.match(text[lines[-1][0] : lines[-1][1]])
+        and _FENCE_LINE.match(text[lines[-3][0] : lines[-3][1]])
+    ):
+        value_line = lines[-2]
+        head_line = lines[-4] if len(lines) >= 4 else None
+    else:
+        ls, le = lines[-1]
+        for m in _ANSWER_LINE.finditer(text, ls, le):
+            noun = m.group("noun")
+            if noun and noun.lower().replace(" ", "_") in names:
+                continue
+            got = _value_at(text, m.end())
+            if got is not None and _at_end(text, got[0], le):
+                return Claim(
+                    RETURN, text[m.start() : got[0]].strip(), got[1], start=m.start(), end=got[0]
+                )
+        value_line = lines[-1]
+        head_line = lines[-2] if len(lines) >= 2 else None
+    bare = _bare_value(text, *value_line)
+    if bare is None or head_line is None:
+        return None
+    head = text[head_line[0] : head_line[1]]
+    if not _HEADING.search(head):
+        return None
+    return Claim(
+        RETURN, text[head_line[0] : bare[0]].strip(), bare[1], start=head_line[0], end=bare[0]
+    )
+
+
+def _at_end(text: str, i: int, line_end: int) -> bool:
+    """Nothing but punctuation or a closing remark ("✓") after a value at the end of its line."""
+    return re.fullmatch(r"[\s.!*_`)\]✓✔]*", text[i:line_end]) is not None
+
+
+def _bare_value(text: str, ls: int, le: int) -> tuple[int, str] | None:
+    """A line holding nothing but a value (bold or backticked allowed)."""
+    line = text[ls:le]
+    inner = line.strip().strip("*_").strip()
+    value = literal_answer(inner)
+    if value is None:
+        return None
+    return le, value
+
+
+def answer_after_thinking(text: str) -> Claim | None:
+    """The answer part after a reasoning model's `</think>` when it is nothing but a value: the
+    thinking ended, what follows is the answer."""
+    m = _THINK_END.search(text)
+    if m is None:
+        return None
+    rest = text[m.end() :]
+    body = rest.strip()
+    if not body or "\n" in body:
+        return None
+    s = m.end() + rest.find(body)
+    got = _bare_value(text, s, s + len(body))
+    if got is None:
+        return None
+    return Claim(RETURN, body, got[1], start=s, end=got[0])
+
+
+def other_calls(chain: Chain, call: str, final: Claim | None = None) -> None:
+    """Claims of f's result that name a call of f with other arguments than the traced `call`
+    ("f([1]) = [2], too small; f([1, 2]) = [2, 4]") speak of another run: unverifiable. The
+    final answer is exempt: it is f's answer for the task whatever arguments it repeats."""
+    want = _call_args(call)
+    if want is None:
+        return
+    for c in chain.claims:
+        if c.kind not in (RETURN, RAISE) or c is final or c.source != "prose":
+            continue
+        m = _CALL_F.search(c.text)
+        if m is None:
+            continue
+        close = call_end(c.text, m.end() - 1)
+        if close is None:
+            continue
+        named = _call_args(c.text[m.start() : close])
+        if named is not None and named != want:
+            c.subject_f = False
+
+
+def names_a_call(text: str) -> bool:
+    """Does `text` write out a call of f with literal arguments (`f('ab', 2)`, `f()`)?"""
+    m = _CALL_F.search(text)
+    close = call_end(text, m.end() - 1) if m else None
+    if m is None or close is None:
+        return False
+    src = text[m.start() : close]
+    return _call_args(src) is not None or re.fullmatch(r"f\s*\(\s*\)", src) is not None
+
+
+def _call_args(call: str) -> Any:
+    """The arguments of `f(...)` as values (None when they are not all literals, e.g. names:
+    "f(text)" speaks of f in general)."""
+    try:
+        node = safe_ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Call) or not (node.args or node.keywords):
+        return None
+    try:
+        args = tuple(ast.literal_eval(a) for a in node.args)
+        kwargs = tuple(
+            sorted((k.arg or "", repr(ast.literal_eval(k.value))) for k in node.keywords)
+        )
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+    if any(a is Ellipsis for a in args):
+        return None
+    return repr(args), kwargs
+
+
+def final_claim(chain: Chain) -> Claim | None:
+    """The chain's final answer: the last RETURN/RAISE claim in text order."""
+    found = None
+    for c in chain.claims:
+        if (
+            c.kind in (RETURN, RAISE)
+            and not c.retracted
+            and (found is None or c.start >= found.start)
+        ):
+            found = c
+    return found
 
 
 def thinking_end(text: str) -> int | None:

@@ -1,0 +1,143 @@
+"""The final answer in the forms people and models write it, judged against f's real result even
+when the rest of the chain cannot be read; code around it stays context. Chains written here in
+free prose, for a small function traced for real."""
+
+from __future__ import annotations
+
+import pytest
+
+from cruxtui.core.reasoning.alignment import CONTRADICTED, UNVERIFIABLE, Alignment, align_text
+from cruxtui.core.reasoning.claim_types import RAISE, RETURN
+from cruxtui.core.sandbox.jobs import tracer
+from cruxtui.core.trace.steps import Trace, from_wire
+
+DOUBLE = "def f(nums):\n    out = [n * 2 for n in nums]\n    return out"
+CALL = "f([3, 4])"
+
+
+def run(code: str = DOUBLE, call: str = CALL) -> Trace:
+    return from_wire(code, call, tracer.run(code, call))
+
+
+def flagged(result: Alignment) -> str | None:
+    div = result.first_divergence
+    return None if div is None else result.chain.text[div.claim.start : div.claim.end]
+
+
+WRONG_ENDINGS = [
+    "Each number is doubled.\n```python\nassert f([3, 4]) == [6, 9]\n```",
+    "Each number is doubled.\n\n    assert f([3, 4]) == [6, 9]",
+    "Each number is doubled, so\n=> [6, 9]",
+    "Each number is doubled.\n\n**Final Answer**\n[6, 9]",
+    "Each number is doubled.\n\nThe output will be:\n```\n[6, 9]\n```",
+    "Doubling both gives the list, so f([3, 4]) → [6, 9]",
+    "Each number is doubled. Result: `[6, 9]`",
+    "Each number is doubled, so the result will be [6, 9].",
+    "Every element gets multiplied by two. The function outputs [6, 9].",
+    "<think>three doubled is six and four doubled is nine</think>\n[6, 9]",
+    "<think>three doubled is six and four doubled is nine</think>\n\n**[6, 9]**",
+    "[ANSWER] assert f([3, 4]) == [6, 9] [/ANSWER>",
+    "[ANSWER]\nassert f([3, 4]) == <value> [6, 9] </value>\n[/ANSWER]",
+    "Here is a test:\n```python\nprint(f([3, 4]))  # [6, 9]\n```",
+]
+
+
+@pytest.mark.parametrize("chain", WRONG_ENDINGS)
+def test_a_wrong_final_answer_is_found_in_every_usual_form(chain: str) -> None:
+    result = align_text(chain, run())
+    div = result.first_divergence
+    assert div is not None, [j.claim for j in result.judgements]
+    assert div.claim.kind == RETURN and div.true_value == "[6, 8]"
+    assert "[6, 9]" in (flagged(result) or "")
+
+
+@pytest.mark.parametrize("chain", [e.replace("[6, 9]", "[6, 8]") for e in WRONG_ENDINGS])
+def test_the_same_forms_with_the_right_answer_agree(chain: str) -> None:
+    result = align_text(chain.replace("nine", "eight"), run())
+    assert result.first_divergence is None, result.first_divergence
+    assert any(j.claim.kind == RETURN for j in result.judgements)
+
+
+def test_answer_constants_are_read_as_people_spell_them() -> None:
+    code = "def f(s):\n    return s.isdigit()"
+    tr = run(code, "f('12')")
+    for chain in ("So `f('12') == FALSE`.", "Both characters are digits.\nOutput: false"):
+        result = align_text(chain, tr)
+        assert result.first_divergence is not None, chain
+        assert result.first_divergence.true_value == "True"
+    assert align_text("Both are digits, so `f('12') == TRUE`.", tr).first_divergence is None
+
+
+def test_a_placeholder_is_no_answer() -> None:
+    tr = run()
+    for chain in (
+        "Each item doubles.\n[ANSWER] assert f([3, 4]) == <value> [/ANSWER]",
+        "Each item doubles.\n```python\nassert f([3, 4]) == ??\n```",
+        "Each item doubles.\nassert f([3, 4]) == ...",
+    ):
+        result = align_text(chain, tr)
+        assert result.first_divergence is None, chain
+        assert not [j for j in result.judgements if j.claim.kind == RETURN], chain
+
+
+def test_the_last_answer_given_is_the_answer_and_earlier_code_stays_code() -> None:
+    """A test the chain writes in code before its prose answer is context, not its answer."""
+    tr = run()
+    chain = (
+        "A quick check of the idea on a list of my own:\n"
+        "```python\nassert f([1]) == [3]\n```\n"
+        "For our input both values double, so the answer is [6, 8]."
+    )
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence
+    returns = [j for j in result.judgements if j.claim.kind == RETURN]
+    assert [j.claim.value for j in returns] == ["[6, 8]"]
+
+
+def test_an_assertion_about_a_variable_in_code_is_not_an_answer() -> None:
+    chain = (
+        "We can check it like this:\n```python\nx = [3, 4]\nassert f(x) == [1, 1]\n```\n"
+        "and it should pass."
+    )
+    result = align_text(chain, run())
+    assert result.first_divergence is None, result.first_divergence
+
+
+def test_the_answer_is_judged_even_when_its_arguments_are_mistyped() -> None:
+    """Small models misquote the input in their assertion; the value is still their answer."""
+    chain = (
+        "```python\ndef f(nums):\n    return [n + n for n in nums]\n```\n"
+        "```python\nassert f([3, 44]) == [6, 88]\n```"
+    )
+    result = align_text(chain, run())
+    assert flagged(result) == "assert f([3, 44]) == [6, 88]"
+
+
+def test_values_of_other_calls_are_unverifiable() -> None:
+    """An input-task chain trying candidates speaks of other runs of f."""
+    code = "def f(n):\n    return n * 3"
+    tr = run(code, "f(4)")
+    chain = "Try f(2) = 6: too small. Try f(3) = 9: still short. f(4) = 12, which is what we need."
+    result = align_text(chain, tr, target="12")
+    assert result.first_divergence is None, result.first_divergence
+    verdicts = {j.claim.text: j.verdict for j in result.judgements if j.claim.kind == RETURN}
+    assert verdicts["f(2) = 6"] == UNVERIFIABLE
+    wrong = "f(4) = 13, which is the one."
+    assert flagged(align_text(wrong, tr)) == "f(4) = 13"
+
+
+def test_an_exception_in_a_comment_is_a_claim_that_f_raises() -> None:
+    code = "def f(s):\n    return s.upper()"
+    tr = run(code, "f('ab')")
+    chain = "Running it:\n```python\nprint(f('ab'))  # AttributeError: no upper\n```"
+    result = align_text(chain, tr)
+    div = result.first_divergence
+    assert div is not None and div.claim.kind == RAISE and div.verdict == CONTRADICTED
+    assert div.true_value == "returns 'AB'"
+
+
+def test_the_result_of_a_variable_named_result_is_not_the_answer() -> None:
+    code = "def f(a):\n    result = a + 1\n    return result * 2"
+    tr = run(code, "f(1)")
+    result = align_text("First a grows by one.\nThe result is 2.", tr)
+    assert not [j for j in result.judgements if j.claim.kind == RETURN]
