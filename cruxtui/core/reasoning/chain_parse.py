@@ -57,6 +57,18 @@ _AFTER_LOOP_RE = re.compile(
     r"(?:that|this)\s+(?:finishes|ends|completes)\s+the\s+loop|(?:is|was)\s+the\s+last\s+iteration)",
     re.I,
 )
+_LOOP_STOPS_RE = re.compile(
+    r"\b(?:so\s+|and\s+|then\s+|hence\s+|thus\s+)?(?:the\s+(?:\w+\s+)?loop\s+(?:ends|stops|terminates|"
+    r"finishes|exits|is\s+over|is\s+done|completes|breaks)|we\s+(?:exit|leave|fall\s+out\s+of)\s+the\s+"
+    r"(?:\w+\s+)?loop)\b",
+    re.I,
+)
+"""The loop's end told as an event: words before it state why it ends, not what follows."""
+_IN_LOOP_RE = re.compile(
+    r"\b(?:(?:when|while|as)\s+the\s+(?:\w+\s+)?loop\s+(?:runs|is\s+running|starts|begins|executes)|"
+    r"(?:inside|during|within)\s+the\s+(?:\w+\s+)?loop|in\s+the\s+loop\s+body)\b",
+    re.I,
+)
 _AT_END_RE = re.compile(
     r"\b(?:finally|in\s+the\s+end|at\s+the\s+end(?!\s+of\s+the)|eventually|ultimately|"
     r"by\s+the\s+end(?!\s+of\s+the)|"
@@ -145,6 +157,7 @@ def parse_prose(text: str, code: str) -> Chain:
             step.loop_ordinal = _ORDINAL_WORDS.index(m.group(1).lower()) + 1
         step.after_loop = bool(_AFTER_LOOP_RE.search(chunk))
         step.at_end = bool(_AT_END_RE.search(chunk)) and not step.after_loop
+        step.in_loop = bool(_IN_LOOP_RE.search(chunk)) and not (step.after_loop or step.at_end)
         step.at_call = bool(_AT_CALL_RE.search(chunk))
         if m := _LINE_REF_RE.search(chunk):
             step.line = int(m.group(1))
@@ -168,11 +181,14 @@ def parse_prose(text: str, code: str) -> Chain:
                 c.end -= s
         else:
             claims = read_claims(chunk, facts)
+        stop = _LOOP_STOPS_RE.search(chunk) if step.after_loop else None
         for c in claims:
             c.start += s
             c.end += s
             c.text = text[c.start : c.end].strip()
-            if c.kind in (BINDING, EXPRESSION) and (
+            if stop is not None and c.end <= s + stop.start() and c.kind != RETURN:
+                c.before_exit = True  # "x is 1, so the loop stops": what the stop follows from
+            elif c.kind in (BINDING, EXPRESSION) and (
                 step.after_loop or step.at_end or _BULK_RESULT_RE.search(masked[s : c.end])
             ):
                 c.phase_end = True

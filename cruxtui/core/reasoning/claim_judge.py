@@ -36,6 +36,7 @@ from cruxtui.core.reasoning.claim_types import (
 from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
 from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, literal_value, value_key
+from cruxtui.core.reasoning.step_placement import in_loop_positions
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
 from cruxtui.core.util import safe_ast
 
@@ -168,31 +169,45 @@ class Judge:
         )
         lo, hi = self._window(step, widen=repeated)
         if p is not None and self.anchors[step.index] is not None and not repeated:
-            run = self._pinned_run(step, p, lo, hi)
-            pins = [c for c in step.claims if c.kind == BINDING and self._holds_at(c, p)]
-            if claim is None or claim in pins or not pins or not run:
-                return run
-            # A claim written before the step's pinning claims may speak of the state on the way
-            # there ("len(lst) is 0, so ... lst is [1]"), one written after of what follows.
-            if claim.end <= min(c.start for c in pins):
-                return list(range(lo, run[-1] + 1))
-            if claim.start >= max(c.end for c in pins):
-                return list(range(run[0], hi + 1))
-            return run
+            return self._inside_loop(step, self._pinned_candidates(step, claim, p, lo, hi))
         cand = list(range(lo, hi + 1))
         if step.at_call:
             cand = [k for k in cand if k <= self.pos.first_line] or cand
         if step.iteration is not None and self.pos.iterations is not None:
             cand = [k for k in cand if self.pos.iteration[k] == step.iteration]
-        if step.after_loop:
+        if step.after_loop and not (claim is not None and claim.before_exit):
             exits = [k for k in cand if self.pos.loop_exit[k]]
             cand = exits or cand
+        else:
+            cand = self._inside_loop(step, cand)
         line = self.lines[step.index]
         if line is not None and not repeated:
             cand = [k for k in cand if self.pos.ran[k] == line]
         if self.chain.format == "scratchpad":
             cand = [k for k in cand if self.pos.top[k]]
         return cand
+
+    def _pinned_candidates(
+        self, step: ReasoningStep, claim: Claim | None, p: int, lo: int, hi: int
+    ) -> list[int]:
+        run = self._pinned_run(step, p, lo, hi)
+        pins = [c for c in step.claims if c.kind == BINDING and self._holds_at(c, p)]
+        if claim is None or claim in pins or not pins or not run:
+            return run
+        # A claim written before the step's pinning claims may speak of the state on the way
+        # there ("len(lst) is 0, so ... lst is [1]"), one written after of what follows.
+        if claim.end <= min(c.start for c in pins):
+            return list(range(lo, run[-1] + 1))
+        if claim.start >= max(c.end for c in pins):
+            return list(range(run[0], hi + 1))
+        return run
+
+    def _inside_loop(self, step: ReasoningStep, cand: list[int]) -> list[int]:
+        """ "when the loop runs", "inside the loop": only the positions within a loop."""
+        if not step.in_loop:
+            return cand
+        inside = in_loop_positions(self.trace, self.shape, self.pos)
+        return [k for k in cand if k in inside] or cand
 
     def _names_in(self, text: str) -> bool:
         """Does `text` use a variable of the code (`list` may be the code's own, not the type)?"""
@@ -275,6 +290,8 @@ class Judge:
             return False  # the chain says where ("after the append"): it is judged there
         if step.iteration is not None and self.pos.iterations is not None:
             return False
+        if step.in_loop and in_loop_positions(self.trace, self.shape, self.pos):
+            return False  # "when the loop runs": the chain says when
         before = [a for a in self.anchors[: step.index] if a is not None]
         after = [a for a in self.anchors[step.index + 1 :] if a is not None]
         lo = before[-NEAR - 1] if len(before) > NEAR else 0
@@ -323,7 +340,9 @@ class Judge:
                 # An expression's value as the program has it, to show beside the claim.
                 shown = self._v(claim, k) if claim.kind == EXPRESSION else None
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index, shown)
-        if claim.inferred and not any(_same_type(claim.value, self._v(claim, k)) for k in seen):
+        if (claim.inferred or claim.by_method) and not any(
+            _same_type(claim.value, self._v(claim, k)) for k in seen
+        ):
             return Judgement(
                 step.index, claim, UNVERIFIABLE, None, note=f"not a value of {name}'s type"
             )
@@ -331,6 +350,11 @@ class Judge:
         if claim.change:
             k = self._next_change(claim, k, self._window(step)[1]) or k
         true = self._v(claim, k) or ""
+        if claim.kind == EXPRESSION and any(_part_of(claim.value, self._v(claim, j)) for j in seen):
+            # "popitem() gives '4'" of ('4', ',,,,,'): the key the writer means, named alone.
+            return Judgement(
+                step.index, claim, UNVERIFIABLE, self.trace.steps[k].index, true, "a part of it"
+            )
         if value_key(true) is OPAQUE or agrees(claim.value, true) is None:
             return Judgement(
                 step.index,
@@ -370,7 +394,9 @@ class Judge:
         for k in seen:
             if agrees(claim.value, self._v(claim, k) or "") is True:
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
-        if claim.inferred and not any(_same_type(claim.value, self._v(claim, k)) for k in seen):
+        if (claim.inferred or claim.by_method) and not any(
+            _same_type(claim.value, self._v(claim, k)) for k in seen
+        ):
             return Judgement(
                 step.index, claim, UNVERIFIABLE, None, note=f"not a value of {name}'s type"
             )
@@ -393,12 +419,14 @@ class Judge:
         if ordinal > len(loops):
             return []
         h, _b, end = loops[ordinal - 1]
+        # Left for good: the next line is outside this loop (an inner loop's exit is not).
         return [
             k
             for k in range(self.n)
             if self.pos.loop_exit[k]
             and self.pos.ran[k] is not None
             and h <= (self.pos.ran[k] or 0) <= end
+            and not (h <= self.trace.steps[k].line <= end and self.trace.steps[k].event == "line")
             and self.pos.top[k]
         ]
 
@@ -716,6 +744,16 @@ class Judge:
         return Judgement(
             step.index, claim, CONTRADICTED, None, str(total), f"the loop body runs {total} time(s)"
         )
+
+
+def _part_of(claimed: str, true: str | None) -> bool:
+    """Is the claimed value one member of a small tuple the program computed (a popped pair, a
+    partition)? Writers name the member they care about; that is no slip."""
+    obj = literal_value(true) if true is not None else None
+    if not isinstance(obj, tuple) or not 2 <= len(obj) <= 3:
+        return False
+    want = value_key(claimed)
+    return want is not OPAQUE and any(value_key(repr(x)) == want for x in obj)
 
 
 def _same_type(claimed: str, true: str | None) -> bool:

@@ -61,11 +61,17 @@ class Claim:
     end: int = -1
     phase_end: bool = False
     """Claimed for the end of a stretch of work ("after the loop", "finally", "..., giving X")."""
+    before_exit: bool = False
+    """Written before the words that end the loop ("len(d) is 1, so the loop stops"): it speaks
+    of the state the chain concludes the stop from, not of the state after the loop."""
     source: str = PROSE
     retracted: bool = False
     """Taken back by a self-correction further on ("wait, actually ...")."""
     before_line: int | None = None
     """Judged on the state as this line starts (the argument of a call the sentence names)."""
+    by_method: bool = False
+    """The subject is the one call of a method the sentence names ("rsplit ... which gives X",
+    "istitle is True"): it contradicts only with a value of the type that call gives."""
     inferred: bool = False
     """The subject is not written next to the value but read from the sentence ("... removed from
     nums, giving [2]"): judged only where the value has the subject's type."""
@@ -109,6 +115,8 @@ class ReasoningStep:
     """The step states the arguments as bound at the call (scratchpad `call f(...)`, "initially")."""
     code_refs: list[str] = field(default_factory=list)
     """Backticked source code the step quotes ("running `x += 1`"): where in the code it is."""
+    in_loop: bool = False
+    """The step speaks of the state while a loop runs ("when the loop runs", "inside the loop")."""
     loop_ordinal: int | None = None
     """Which of f's loops (in the order written) "after the second loop" speaks of."""
 

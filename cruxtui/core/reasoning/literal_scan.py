@@ -138,7 +138,7 @@ def is_literal(text: str) -> bool:
 
 # Words after which a value may end; anything else ("5 characters", "'a' times 3") voids the claim.
 CLEAN_AFTER = re.compile(
-    r"\s*(?:$|\.(?![\w(\[])|[,;:!?)\]}\n]|(?:and|so|now|then|after|because|since|which|at|in|when|as|before|"
+    r"\s*(?:$|\.(?![\w(\[]|\.\.?-?\d)|[,;:!?)\]}\n]|(?:and|so|now|then|after|because|since|which|at|in|when|as|before|"
     r"for|while|but|thus|hence|therefore|here|again|too|still|(?:at|by) this point|from|on|"
     r"instead|unchanged|afterwards|in\s+total|overall|now|there|as\s+well|at\s+that\s+point|"
     r"in\s+that\s+iteration|this\s+time|yet|either|anyway|each\s+time|every\s+time)\b|\(|--|—|–)",

@@ -190,6 +190,7 @@ _EMPTY_TYPED |= {"set": "set()", "tuple": "()"}
 _RESULT_VERB = re.compile(
     r"\s*`?\s*(?:,\s*)?(?:which\s+)?(?P<verb>returns|return|gives|give|yields|evaluates\s+to|"
     r"equals|is\s+equal\s+to|becomes|produces|results\s+in|outputs|removes|pops|would\s+be|"
+    r"leaves|gives\s+back|comes\s+to|"
     r"will\s+be|comes\s+out\s+(?:as|to)|is\s+(?:just|simply|only|still|now)|is|are|=|->|→|=>|:)(?![\w=])",
     re.I,
 )
@@ -206,15 +207,33 @@ def _truth(word: str | None, negated: bool = False) -> str | None:
     return str(val != negated)
 
 
+_TYPE_NOUN = re.compile(
+    r"\s*(?:still\s+|now\s+|just\s+)?(?:the|an?)\s+(?P<noun>int(?:eger)?|number|str(?:ing)?|list|tuple|"
+    r"dict(?:ionary)?|set|float|bool(?:ean)?|character|char|value)\s+(?=[-\d'\"\[({`TFN])",
+    re.I,
+)
+
+
 def _value_at(text: str, i: int) -> tuple[int, str] | None:
-    """The claimed value at text[i:]: a literal ending cleanly, or an "empty" in words."""
+    """The claimed value at text[i:]: a literal ending cleanly, or an "empty" in words. A type
+    named before the literal ("is still the int 2", "becomes the string '2'") is the writer
+    saying which kind of value they mean: "the string 2" is '2'."""
+    typed = _TYPE_NOUN.match(text, i)
+    if typed:
+        got = claimed_value(text, typed.end())
+        if got is None:
+            return None
+        noun = typed.group("noun").lower()
+        if noun.startswith("str") and re.fullmatch(r"-?\d+(?:\.\d+)?", got[1]):
+            return got[0], repr(got[1])
+        return got
     got = claimed_value(text, i)
     if got is not None:
         return got
     m = _EMPTY_WORDS.match(text, i)
     if m and CLEAN_AFTER.match(text, m.end()):
-        typed = (m.group("type") or "").lower()
-        return m.end(), _EMPTY_TYPED.get(typed, EMPTY)
+        kind = (m.group("type") or "").lower()
+        return m.end(), _EMPTY_TYPED.get(kind, EMPTY)
     return None
 
 
@@ -318,12 +337,46 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
             claim.end = end
             claims.append(claim)
             continue
-        claim = Claim(kind, text[s_start:end].strip(), lit, name=resolved)
+        if re.match(r"range\(", resolved) and not is_literal(lit) and lit != EMPTY:
+            continue  # "= range(2, 2, 3)": a range's repr is no value to compare
+        claim = Claim(kind, text[s_start:end].strip(), lit, name=_listed(resolved))
         if kind == CONDITION:
             claim.condition = resolved
         claim.start, claim.end = s_start, end
+        claim.before_line = _changing_call_line(resolved, facts)
         claims.append(claim)
     return claims
+
+
+_GIVES_AND_CHANGES = frozenset(["pop", "popitem", "setdefault", "popleft"])
+
+
+def _changing_call_line(src: str, facts: CodeFacts) -> int | None:
+    """`d.popitem()` gives a value and changes d: its value is the one it gave where the code
+    calls it (the line, when there is one), not what it would give on a later state."""
+    try:
+        node = safe_ast.parse(src, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    if node.func.attr not in _GIVES_AND_CHANGES:
+        return None
+    lines = facts.method_lines.get(node.func.attr, set())
+    return next(iter(lines)) if len(lines) == 1 else None
+
+
+def _names_in_expression(src: str) -> set[str]:
+    try:
+        tree = safe_ast.parse(src, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _listed(src: str) -> str:
+    """A `range(...)` is judged by the numbers it gives ("range(0, 2, 2) is empty" is false)."""
+    return f"list({src})" if re.fullmatch(r"range\(.*\)", src) else src
 
 
 _OPERAND_BEFORE = re.compile(r"(?:==|!=|<=|>=|[<>+\-*/%]|\b(?:in|is|not))\s*`?$")
@@ -395,11 +448,18 @@ def _expression_before(text: str, end: int) -> tuple[int, str] | None:
         if c.isalnum() or c in "_.":
             k -= 1
             continue
+        if c in "*+-/%" and 1 < k < j and _token_char(text[k - 2]) and _token_char(text[k]):
+            k -= 1  # "new*len(old)", "i+1": an operator written without spaces
+            continue
         break
     src = text[k:j]
     if not src or not _EXPR_START.match(src):
         return None
     return (k, src) if _is_subject_expression(src) else None
+
+
+def _token_char(c: str) -> bool:
+    return c.isalnum() or c in "_)]'\""
 
 
 def _matching_open(text: str, close: int) -> int | None:
@@ -800,8 +860,8 @@ _THROUGH_RE = re.compile(
     re.I,
 )
 _RANGE_GIVES = re.compile(
-    r"`?(?P<expr>range\([^()\n]*\))`?\s+(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
-    r"(?:the\s+)?(?:values\s+|numbers\s+)?(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|,\s+so\b|\s+\()",
+    r"`?(?P<expr>range\([^()\n]*\))`?(?:,\s*which\s+|\s+)(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
+    r"(?:the\s+)?(?:values\s+|numbers\s+)?(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|,\s+(?:so|and|but|then)\b|\s+\()",
     re.I,
 )
 _TIMES_RE = re.compile(
@@ -846,6 +906,30 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
     """What a loop ranges over and how often it runs: "k takes the values 1 and 2", "i goes
     from 0 to 4", "range(1, 11) gives 1..10", "the loop runs 9 times"."""
     claims: list[Claim] = []
+    for m in _RANGE_GIVES.finditer(text):
+        words = m.group("vals")
+        named = re.match(r"\s*(?:only\s+)?[A-Za-z_]\w*\s*=\s*", words)
+        if named:  # "range(0, 0, -3) gives i = 0": the values of the loop variable
+            rest = words[named.end() :].strip()
+            one = re.fullmatch(r"(-?\d+)(?:\s+(?:once|only))?", rest)
+            words = f"[{one.group(1)}]" if one else rest
+        vals = _values_list(words)
+        if vals is None:
+            continue
+        expr = resolve_expression(m.group("expr"), facts)
+        if expr is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                vals,
+                name=f"list({expr})",
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    ranges = len(claims)
     for m in _LOOP_VALUES_RE.finditer(text):
         name = m.group("name")
         if name not in facts.loop_vars:
@@ -913,34 +997,15 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         else:
             vals = f"[{m.group('one')}]"
         claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
-    for m in _RANGE_GIVES.finditer(text):
-        words = m.group("vals")
-        named = re.match(r"\s*(?:only\s+)?[A-Za-z_]\w*\s*=\s*", words)
-        if named:  # "range(0, 0, -3) gives i = 0": the values of the loop variable
-            rest = words[named.end() :].strip()
-            one = re.fullmatch(r"(-?\d+)(?:\s+(?:once|only))?", rest)
-            words = f"[{one.group(1)}]" if one else rest
-        vals = _values_list(words)
-        if vals is None:
-            continue
-        expr = resolve_expression(m.group("expr"), facts)
-        if expr is None:
-            continue
-        claims.append(
-            Claim(
-                EXPRESSION,
-                m.group(0),
-                vals,
-                name=f"list({expr})",
-                start=m.start(),
-                end=m.end(),
-            )
-        )
     for m in _TIMES_RE.finditer(text):
         n = (m.group("n") or m.group("n2") or m.group("n3")).lower()
         count = _COUNT_WORDS.get(n) or int(n)
         claims.append(Claim(LOOP_COUNT, m.group(0), str(count), start=m.start(), end=m.end()))
-    return claims
+    # "range(2, 2, 3), which yields i = 2 once": the range's own numbers are the claim, whatever
+    # loop (of several over `i`) runs over it.
+    return claims[:ranges] + [
+        c for c in claims[ranges:] if not any(_overlaps(c, r) for r in claims[:ranges])
+    ]
 
 
 def iterations(text: str) -> list[tuple[int, str, int, int]]:
@@ -1048,11 +1113,22 @@ _HAS_LEN_RE = re.compile(
     + r"\s+(?:elements|items|characters|chars|letters|entries|keys|values|numbers|strings|words|pairs)\b",
     re.I,
 )
+_UNITS = (
+    r"characters|chars|letters|digits|elements|items|entries|numbers|values|words|strings|keys|"
+    r"pairs|tuples|lists|integers|ints"
+)
 _LIT_LEN_RE = re.compile(
     r"(?P<lit>'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\])\s*(?:[-—–,:(]\s*)?(?:that's|that\s+is|which\s+is|"
-    r"it\s+has|has|is|has\s+length|of\s+length)\s+"
+    r"it\s+has|has|is|has\s+length|of\s+length)\s+" + _NUM + r"\s+(?:" + _UNITS + r"|long)\b",
+    re.I,
+)
+# "list('hbtofdeiequ'), that's 10 characters": the count of what the expression before gives.
+_THATS_LEN_RE = re.compile(
+    r"\s*(?:,|-|—|–|:)\s*(?:that's|that\s+is|which\s+is|i\.e\.)\s+(?:only\s+|just\s+|exactly\s+)?"
     + _NUM
-    + r"\s+(?:characters|chars|letters|elements|items|long)\b",
+    + r"\s+(?:"
+    + _UNITS
+    + r")\b",
     re.I,
 )
 _APPEARS_RE = re.compile(
@@ -1098,13 +1174,40 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
         if not is_literal(m.group("lit")):
             continue
         expr = f"len({m.group('lit')})"
+        # The words of the count only: the literal may already be the value of another claim.
+        at = (
+            m.end("lit")
+            + len(text[m.end("lit") : m.end()])
+            - len(text[m.end("lit") : m.end()].lstrip(" ,:-—–("))
+        )
         claims.append(
             Claim(
                 EXPRESSION,
-                m.group(0),
+                text[at : m.end()],
                 str(_count(m.group("n"))),
                 name=expr,
-                start=m.start(),
+                start=at,
+                end=m.end(),
+            )
+        )
+    for m in _THATS_LEN_RE.finditer(text):
+        if any(c.start <= m.start() < c.end for c in claims):
+            continue
+        subject = _expression_before(text, m.start())
+        if subject is None:
+            continue
+        s_start, src = subject
+        resolved = resolve_expression(src, facts)
+        if resolved is None or _names_in_expression(resolved) & facts.names:
+            continue  # only what the words before say, whatever the frame holds
+        at = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" ,:-—–"))
+        claims.append(
+            Claim(
+                EXPRESSION,
+                text[at : m.end()],
+                str(_count(m.group("n"))),
+                name=f"len({resolved})",
+                start=at,
                 end=m.end(),
             )
         )
@@ -1365,6 +1468,76 @@ def find_results(text: str, names: set[str]) -> list[Claim]:
     return claims
 
 
+_METHOD_VERB = re.compile(
+    r"\s*`?\s*(?P<verb>is|gives|returns|yields|produces|leaves|evaluates\s+to|comes\s+out\s+as|->|→)"
+    r"(?![\w=])\s*",
+    re.I,
+)
+_WHICH_GIVES = re.compile(
+    r",\s*(?:which\s+(?:gives|returns|yields|produces|leaves)|giving|yielding|producing)\s+(?:us\s+|back\s+)?",
+    re.I,
+)
+_METHOD_WORD = re.compile(
+    r"(?<![\w.`])`?\.?(?P<m>[a-z_][a-z0-9_]*)(?P<call>\([^()\n]*\))?`?(?![\w.(])"
+)
+
+
+def _method_subject(facts: CodeFacts, method: str, written: str | None) -> str | None:
+    """The code's one call of `method` (a written argument list is kept: "rstrip('r')")."""
+    if method in facts.names or method in _PURE_NAMES or method not in facts.calls:
+        return None
+    if written:
+        return resolve_expression(method + written, facts)
+    sources = facts.call_sources.get(method, set())
+    if len(sources) != 1:
+        return None
+    return resolve_expression(next(iter(sources)), facts)
+
+
+def find_method_results(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "for the empty string istitle is True", "rsplit with maxsplit=2 cuts at both, which gives
+    ['a', 'b']": a method named by itself, its receiver and arguments left to the code, which
+    calls it in one place only. The value is the call's; no variable may come between."""
+    claims: list[Claim] = []
+    for m in _METHOD_WORD.finditer(text):
+        method, written = m.group("m"), m.group("call")
+        subject = _method_subject(facts, method, written)
+        if subject is None:
+            continue
+        verb = _METHOD_VERB.match(text, m.end())
+        got = None
+        if verb is not None and not _NEGATED.match(text, verb.end()):
+            got = _value_at(text, verb.end())
+        if got is None:
+            clause_end = _clause_end_at(text, m.end())
+            which = _WHICH_GIVES.search(text, m.end(), clause_end)
+            if which is None or "," in text[m.end() : which.start()]:
+                continue
+            between = text[m.end() : which.start()]
+            words = re.findall(r"[A-Za-z_]\w*", between)
+            if any(w in facts.names or w in facts.calls for w in words):
+                continue  # another subject in between: which value is meant is unclear
+            got = _value_at(text, which.end())
+        if got is None:
+            continue
+        end, lit = got
+        kind = CONDITION if lit in ("True", "False") and _is_test(subject) else EXPRESSION
+        if kind == EXPRESSION and _mutated_receiver(subject, facts) is not None:
+            continue  # `append` and the like give None: the value is the changed variable's
+        claim = Claim(kind, text[m.start() : end].strip(), lit, name=_listed(subject))
+        claim.start, claim.end, claim.by_method = m.start(), end, True
+        claim.before_line = _changing_call_line(subject, facts)
+        if kind == CONDITION:
+            claim.condition = subject
+        claims.append(claim)
+    return claims
+
+
+def _clause_end_at(text: str, i: int) -> int:
+    m = re.compile(r"\n|[.;!?](?:\s|$)").search(text, i)
+    return m.start() if m else len(text)
+
+
 def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     """Every claim of one step's text (code already blanked), in the order written; where two
     readings overlap, the more specific one (an expression over a binding of its receiver, a
@@ -1387,8 +1560,9 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_sets(text, facts)
     )
     anaphora = find_anaphora(text, facts)
+    methods = find_method_results(text, facts)
     chosen: list[Claim] = []
-    for group in (loops, exprs, members, conds, rets, binds, anaphora, results):
+    for group in (loops, exprs, members, conds, rets, binds, methods, anaphora, results):
         for c in group:
             if c.start < 0:
                 continue

@@ -118,7 +118,21 @@ def step_scores(
         score = [v if pos.iteration[k] == step.iteration else 0.0 for k, v in enumerate(score)]
     elif step.after_loop and any(pos.loop_exit):
         score = [v if pos.loop_exit[k] else 0.0 for k, v in enumerate(score)]
+    elif step.in_loop:
+        inside = in_loop_positions(trace, shape, pos)
+        if inside:
+            score = [v if k in inside else 0.0 for k, v in enumerate(score)]
     return score
+
+
+def in_loop_positions(trace: Any, shape: CodeFacts, pos: Positions) -> set[int]:
+    """Positions of f's own frame whose line is inside one of f's loops (header included): where
+    "when the loop runs" or "inside the loop" speaks of."""
+    return {
+        k
+        for k, st in enumerate(trace.steps)
+        if pos.top[k] and any(h <= st.line <= end for h, _b, end in shape.loops)
+    }
 
 
 def place(scores: list[list[float]], n_pos: int) -> list[int | None]:

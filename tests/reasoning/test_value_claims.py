@@ -1,0 +1,193 @@
+"""Values first: claim families whose stated value is held against what the program computed
+where the chain puts it. Every chain here is written for the test, in the ways people and
+models phrase such steps; each family is checked both ways (a slip is found at its own words, a
+faithful wording raises nothing)."""
+
+from __future__ import annotations
+
+from cruxtui.core.reasoning.alignment import Alignment, align_text
+from cruxtui.core.sandbox.jobs import tracer
+from cruxtui.core.trace.steps import Trace, from_wire
+
+
+def run(code: str, call: str) -> Trace:
+    return from_wire(code, call, tracer.run(code, call))
+
+
+def flagged(result: Alignment, text: str) -> str | None:
+    div = result.first_divergence
+    return None if div is None else text[div.claim.start : div.claim.end]
+
+
+def quiet(text: str, tr: Trace) -> None:
+    result = align_text(text, tr)
+    assert result.first_divergence is None, result.first_divergence
+
+
+# Phases ----------------------------------------------------------------------------------------
+
+NESTED = (
+    "def f(xs):\n"
+    "    seen = [0, 0, 0]\n"
+    "    for x in xs: seen[x] += 1\n"
+    "    out = []\n"
+    "    for j in range(3):\n"
+    "        while seen[j] > 0:\n"
+    "            seen[j] -= 1\n"
+    "            out.append(j)\n"
+    "    return seen, out\n"
+)
+
+
+def test_after_the_second_loop_is_its_own_end_not_an_inner_loops() -> None:
+    """The inner `while` ends once per outer pass; "after the second loop" is when the `for j`
+    loop is left, by which time every count has been drained."""
+    tr = run(NESTED, "f([2, 0, 2])")
+    wrong = (
+        "Counting first: seen = [1, 0, 2]. The second loop drains the counts into out, and "
+        "after the second loop seen is still [1, 0, 2] because we only read it."
+    )
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "seen is still [1, 0, 2]"
+    assert result.first_divergence.true_value == "[0, 0, 0]"  # type: ignore[union-attr]
+    quiet("seen = [1, 0, 2] once counted; after the second loop seen is [0, 0, 0].", tr)
+
+
+def test_a_value_before_the_loop_stops_speaks_of_the_last_check() -> None:
+    """ "x is 1, and 1 > 0 is False, so the loop stops": the stop is the chain's conclusion; the
+    value before it is the state it concluded from, and the slip is the comparison."""
+    code = "def f(d):\n    out = []\n    while len(d) > 0:\n        out.append(d.popitem())\n    return out"
+    tr = run(code, "f({1: 'a', 2: 'b', 3: 'c'})")
+    wrong = (
+        "Two items are popped: out gets (3, 'c') and then (2, 'b'). Now one key is left, so "
+        "len(d) is 1, and 1 > 0 is False, so the loop stops."
+    )
+    assert "1 > 0 is False" in (flagged(align_text(wrong, tr), wrong) or "")
+
+
+# Types named with the value ----------------------------------------------------------------------
+
+STR_ARG = (
+    "def f(items, want):\n"
+    "    want = str(want)\n"
+    "    hits = 0\n"
+    "    for item in items:\n"
+    "        if str(item) == want:\n"
+    "            hits += 1\n"
+    "    return hits\n"
+)
+
+
+def test_the_int_2_is_not_the_string_2_while_the_loop_runs() -> None:
+    tr = run(STR_ARG, "f([3, 2, 2], 2)")
+    wrong = (
+        "Inside the loop want is still the int 2, so no string can ever equal it and hits stays 0."
+    )
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "want is still the int 2"
+    assert result.first_divergence.true_value == "'2'"  # type: ignore[union-attr]
+    quiet("want is now the string '2' when the loop runs, and hits ends at 2.", tr)
+    quiet("At the call want is the number 2; the first line turns it into '2'.", tr)
+
+
+# Expressions written tightly, and the verbs that state a result ---------------------------------
+
+
+def test_an_expression_written_without_spaces_is_a_subject() -> None:
+    code = "def f(word, pad):\n    return word.center(len(word) + 2, pad*2)\n"
+    tr = run(code, "f('ab', '*')")
+    wrong = "Here pad*2 is just '*', one star, so the word gets a star each side."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "pad*2 is just '*'"
+    assert result.first_divergence.true_value == "'**'"  # type: ignore[union-attr]
+    quiet("Doubling it, pad*2 is '**', and len(word)+2 is 4.", tr)
+
+
+def test_a_slice_that_leaves_a_value() -> None:
+    code = "def f(s, k):\n    s = '#' + s\n    return s[k:]\n"
+    tr = run(code, "f('tail', 2)")
+    wrong = "With the marker s is '#tail'; cutting two off the front, s[2:] leaves 'tail'."
+    assert flagged(align_text(wrong, tr), wrong) == "s[2:] leaves 'tail'"
+    quiet("With the marker s is '#tail'; cutting two off the front, s[2:] leaves 'ail'.", tr)
+
+
+# Loops and ranges --------------------------------------------------------------------------------
+
+TWO_LOOPS = (
+    "def f(a):\n"
+    "    for i in range(1):\n"
+    "        a[i] = 0\n"
+    "    for i in range(len(a), len(a), 2):\n"
+    "        a[i - 1] = 9\n"
+    "    return a\n"
+)
+
+
+def test_what_a_range_yields_is_judged_by_its_numbers() -> None:
+    """Two loops bind `i`; the range the chain writes says by itself which numbers it gives."""
+    tr = run(TWO_LOOPS, "f([5, 6])")
+    wrong = "The second loop goes over range(2, 2, 2), which yields i = 2 once, so a[1] becomes 9."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "range(2, 2, 2), which yields i = 2 once"
+    assert result.first_divergence.true_value == "[]"  # type: ignore[union-attr]
+    quiet("The second loop goes over range(2, 2, 2), which is empty, so a stays [0, 6].", tr)
+    wrong = "Next, range(0, 2, 2), which is empty, swaps nothing."
+    assert flagged(align_text(wrong, tr), wrong) == "range(0, 2, 2), which is empty"
+
+
+def test_a_span_written_with_two_dots_is_not_its_first_number() -> None:
+    code = "def f(skip):\n    return [c for c in range(1, 6) if c != skip]\n"
+    quiet("range(1, 6) is 1..5, and every c but 3 is kept, giving [1, 2, 4, 5].", run(code, "f(3)"))
+
+
+# Counts of what was just written -------------------------------------------------------------------
+
+
+def test_thats_n_items_counts_the_value_just_written() -> None:
+    code = "def f(a, b):\n    xs = list(range(a, b))\n    return len(xs)\n"
+    tr = run(code, "f(2, 9)")
+    wrong = "xs = list(range(2, 9)) = [2, 3, 4, 5, 6, 7, 8], that's 6 numbers, so f gives 6."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "that's 6 numbers"
+    assert result.first_divergence.true_value == "7"  # type: ignore[union-attr]
+    quiet("xs = list(range(2, 9)) = [2, 3, 4, 5, 6, 7, 8], that's 7 numbers.", tr)
+    code = "def f(w):\n    letters = list(w)\n    return letters\n"
+    tr = run(code, "f('parallel')")
+    wrong = "letters = list('parallel'), that is 7 letters."
+    assert flagged(align_text(wrong, tr), wrong) == "that is 7 letters"
+    quiet("letters = list('parallel') - that's 8 characters.", tr)
+
+
+# A method named by itself -------------------------------------------------------------------------
+
+
+def test_a_bare_method_name_speaks_of_the_codes_one_call() -> None:
+    code = "def f(line, sep):\n    return line.rsplit(sep, 1)\n"
+    tr = run(code, "f('k=v=w', '=')")
+    wrong = "Splitting from the right with rsplit and a limit of one, which gives ['k', 'v=w']."
+    result = align_text(wrong, tr)
+    assert (flagged(result, wrong) or "").startswith("rsplit")
+    assert result.first_divergence.true_value == "['k=v', 'w']"  # type: ignore[union-attr]
+    quiet("Splitting from the right with rsplit and a limit of one, which gives ['k=v', 'w'].", tr)
+    code = "def f(s):\n    if s.isupper():\n        return s.lower()\n    return s\n"
+    tr = run(code, "f('')")
+    wrong = "An empty string has no letters, yet I would say isupper is True here."
+    assert flagged(align_text(wrong, tr), wrong) == "isupper is True"
+    quiet("An empty string has no cased letters, so isupper is False and s comes back.", tr)
+
+
+def test_a_method_name_with_another_subject_between_claims_nothing() -> None:
+    """ "strip, then the join with out, giving ..." names two subjects: which one gave the value
+    is not said, so nothing is contradicted."""
+    code = "def f(s):\n    out = s.strip()\n    return '-'.join(out)\n"
+    tr = run(code, "f(' ab ')")
+    quiet("We strip the spaces and join out with dashes, giving 'a-b'.", tr)
+    quiet("We strip, then join with dashes, giving 'a-b'.", tr)
+
+
+def test_a_member_of_a_popped_pair_is_what_the_writer_names() -> None:
+    code = "def f(d):\n    k, v = d.popitem()\n    return k\n"
+    tr = run(code, "f({'a': 1, 'z': 2})")
+    quiet("popitem() gives 'z', the last key inserted, and f returns it: 'z'.", tr)
+    wrong = "popitem() gives 'a', the first key, and f returns 'a'."
+    assert flagged(align_text(wrong, tr), wrong) == "popitem() gives 'a'"
