@@ -40,6 +40,18 @@ def _subject(c: Claim) -> tuple[str, str]:
     return (c.kind if c.kind != "condition" else "condition", c.name or c.condition or "")
 
 
+def _same_subject(a: Claim, b: Claim) -> bool:
+    """The same subject, or the same method call written two ways (`'ok'.isupper()` and the
+    code's `word.isupper()` named as "isupper")."""
+    if _subject(a) == _subject(b):
+        return True
+    if {a.kind, b.kind} - {"condition", "expression"}:
+        return False
+    ma = re.findall(r"\.(\w+)\(", a.name or a.condition or "")
+    mb = re.findall(r"\.(\w+)\(", b.name or b.condition or "")
+    return bool(ma and mb and ma[-1] == mb[-1] and len(ma) == len(mb) == 1)
+
+
 def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) -> list[Claim]:
     """Mark `claims` (in text order, with spans) retracted where a later self-correction takes
     them back; return the corrections that restate a claim's value without naming its subject in
@@ -66,7 +78,7 @@ def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) ->
             claims.sort(key=lambda c: c.start)
             continue
         for c in earlier:
-            again = [k for k in later if _subject(k) == _subject(c)]
+            again = [k for k in later if _same_subject(k, c)]
             if again and all(value_key(k.value) != value_key(c.value) for k in again[:1]):
                 c.retracted = True
                 retracted_any = True
