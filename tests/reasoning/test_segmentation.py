@@ -74,3 +74,24 @@ def test_a_two_sentence_chain_with_a_retraction() -> None:
     assert result.first_divergence is None, result.first_divergence
     chain = parse_chain("Reversing gives 'cab'; the output is 'cab'.", code)
     assert [c.value for c in chain.claims if c.kind == "return"] == ["'cab'"]
+
+
+def test_the_condition_speaks_of_the_test_written_out_just_before() -> None:
+    code = (
+        "def f(a, b):\n    if a > 2 or b == 'z':\n        return 'big'\n"
+        "    if a % 2 == 0:\n        return 'even'\n    return 'odd'"
+    )
+    tr = run(code, "f(5, 'q')")
+    chain = (
+        "We look at if a > 2 or b == 'z' first. The left part holds, five being more than two. "
+        "Hmm, so the condition is False then, and we move on."
+    )
+    result = align_text(chain, tr)
+    assert flagged(result) == "the condition is False"
+    assert result.first_divergence.true_value == "True"  # type: ignore[union-attr]
+    both = (
+        "The tests are if a > 2 or b == 'z' and if a % 2 == 0. Five is odd. "
+        "So the condition is False."
+    )
+    result = align_text(both, tr)
+    assert result.first_divergence is None, result.first_divergence
