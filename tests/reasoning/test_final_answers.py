@@ -39,6 +39,10 @@ WRONG_ENDINGS = [
     "[ANSWER] assert f([3, 4]) == [6, 9] [/ANSWER>",
     "[ANSWER]\nassert f([3, 4]) == <value> [6, 9] </value>\n[/ANSWER]",
     "Here is a test:\n```python\nprint(f([3, 4]))  # [6, 9]\n```",
+    "Trying it:\n```python\nf([3, 4])  # => [6, 9]\n```\nwhich doubles each item.",
+    "In the interpreter:\n>>> f([3, 4])\n[6, 9]",
+    "Output:\n```\n[6, 9]\n```\nbecause every item is doubled.",
+    "When we call f([3, 4]), we get [6, 9] since each item doubles.",
 ]
 
 

@@ -102,9 +102,19 @@ def literal_answer(value: str) -> str | None:
 
 _ASSERT_F = re.compile(r"(?<![\w.])assert\s+\(?\s*f\s*\(")
 _CALL_F = re.compile(r"(?<![\w.])f\s*\(")
-_ARROW = re.compile(r"\s*(?:==|=(?!=)|→|->|=>|⟶|⇒)\s*")
-_PRINT_COMMENT = re.compile(r"(?<![\w.])print\s*\(\s*f\s*\(.*#\s*(?:\w+\s*:\s*)?", re.I)
-_EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception)|StopIteration|KeyboardInterrupt)\b")
+_ARROW = re.compile(
+    r"\s*(?:==|=(?!=)|→|->|=>|⟶|⇒|,?\s+(?:we|you|I)\s+(?:get|obtain|end\s+up\s+with)\b)\s*", re.I
+)
+_PRINT_COMMENT = re.compile(
+    r"^[ \t]*(?:>>>\s*)?(?:print\s*\(\s*)?f\s*\([^\n]*#\s*(?:(?:=>|->|→|output|result|returns?|gives|prints?)\s*:?\s*)?",
+    re.I | re.M,
+)
+_REPL = re.compile(r"^[ \t]*>>>[ \t]*(?:print\s*\(\s*)?f\s*\([^\n]*\n[ \t]*(?P<v>[^\n]*\S)", re.M)
+_FENCED_OUTPUT = re.compile(
+    r"^[ \t>#*_-]*(?:the\s+)?(?:final\s+|expected\s+)?(?:output|result|answer|return\s+value)s?[*_ \t]*:"
+    r"[*_ \t]*\n[ \t]*(```|~~~)[^\n]*\n(?P<v>[^\n]*\S)[ \t]*\n[ \t]*\1",
+    re.I | re.M,
+)
 _RAISE_COMMENT = re.compile(
     r"(?<![\w.])(?:print\s*\(\s*)?f\s*\(.*#\s*(?:raises?\s+(?:an?\s+)?)?"
     r"(?P<exc>[A-Z]\w*(?:Error|Exception))\b"
@@ -177,8 +187,9 @@ def answer_forms(text: str) -> list[Claim]:
 
 
 def comment_answers(text: str) -> list[Claim]:
-    """A printed call of f with its value or exception as the comment (`print(f(x))  # [3, 1]`,
-    `f(x)  # TypeError: ...`): the chain's words inside code, read as claims of f's result."""
+    """A call of f with its value or exception as the comment (`print(f(x))  # [3, 1]`,
+    `f(x)  # => 'ab'`, `f(x)  # TypeError: ...`), a REPL's `>>> f(x)` with the value under it,
+    a fenced value under "Output:": the chain's words about f's result inside code."""
     out: list[Claim] = []
     for m in _PRINT_COMMENT.finditer(text):
         got = _value_at(text, m.end())
@@ -186,6 +197,13 @@ def comment_answers(text: str) -> list[Claim]:
             end, value = got
             s = text.rfind("#", m.start(), m.end())
             out.append(Claim(RETURN, text[s:end], value, start=s, end=end))
+    for m in list(_REPL.finditer(text)) + list(_FENCED_OUTPUT.finditer(text)):
+        # `>>> f(x)` and the value on the next line; "Output:" over a fenced value.
+        value = literal_answer(m.group("v"))
+        if value is not None:
+            out.append(
+                Claim(RETURN, m.group("v").strip(), value, start=m.start("v"), end=m.end("v"))
+            )
     for m in _RAISE_COMMENT.finditer(text):
         line_end = text.find("\n", m.end())
         end = len(text) if line_end < 0 else line_end
