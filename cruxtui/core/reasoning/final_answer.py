@@ -199,10 +199,10 @@ def comment_answers(text: str) -> list[Claim]:
             out.append(Claim(RETURN, text[s:end], value, start=s, end=end))
     for m in list(_REPL.finditer(text)) + list(_FENCED_OUTPUT.finditer(text)):
         # `>>> f(x)` and the value on the next line; "Output:" over a fenced value.
-        value = literal_answer(m.group("v"))
-        if value is not None:
+        shown = literal_answer(m.group("v"))
+        if shown is not None:
             out.append(
-                Claim(RETURN, m.group("v").strip(), value, start=m.start("v"), end=m.end("v"))
+                Claim(RETURN, m.group("v").strip(), shown, start=m.start("v"), end=m.end("v"))
             )
     for m in _RAISE_COMMENT.finditer(text):
         line_end = text.find("\n", m.end())
