@@ -145,3 +145,31 @@ def test_the_result_of_a_variable_named_result_is_not_the_answer() -> None:
     tr = run(code, "f(1)")
     result = align_text("First a grows by one.\nThe result is 2.", tr)
     assert not [j for j in result.judgements if j.claim.kind == RETURN]
+
+
+REPLACE = (
+    "def f(text, old):\n    if len(old) > 3:\n        return text\n"
+    "    n = len(text)\n    return text.replace(old, '-' * n)"
+)
+
+
+def test_comments_on_quoted_lines_of_f_are_the_chains_words() -> None:
+    tr = run(REPLACE, "f('banana', 'an')")
+    chain = (
+        "Annotating the code:\n```python\n"
+        "if len(old) > 3:      # len(old) = 3 here, too short\n    return text\n```\n"
+        "so we go on to the replace."
+    )
+    result = align_text(chain, tr)
+    assert flagged(result) == "len(old) = 3"
+
+
+def test_comments_in_a_rewritten_function_are_not_claims_about_f() -> None:
+    tr = run(REPLACE, "f('banana', 'an')")
+    chain = (
+        "A simpler version of the idea:\n```python\n"
+        "def g(text):\n    n = len(text)   # n = 3 for 'abc'\n    return n\n```\n"
+        "has nothing to do with the call."
+    )
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence

@@ -56,21 +56,27 @@ def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
         if _is_code_line(stripped, indent, source_lines):
             spans.append((start, end))
         i += 1
-    return _without_comments(text, _merged(spans))
+    return _without_comments(text, _merged(spans), source_lines)
 
 
 _COMMENT = re.compile(
     r"#\s*(?=(?:output|result|returns?|prints?|gives|->|→|=>|==)\b|(?:->|→|=>|==))", re.I
 )
+_ANY_COMMENT = re.compile(r"(?<![\w'\"])#[ \t]*(?=\S)")
 
 
-def _without_comments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _without_comments(
+    text: str, spans: list[tuple[int, int]], source_lines: set[str]
+) -> list[tuple[int, int]]:
     """A comment inside code that states a result (`print(f(x))  # output: [3, 11]`) is the
-    chain's words, not code: it is left readable."""
+    chain's words, not code: it is left readable. So is every comment on lines of `f` quoted
+    as they are (`if len(old) > 3:  # len('va') = 2 -> False`): the chain annotating the run;
+    a rewritten function's comments speak of that other code."""
     out: list[tuple[int, int]] = []
     for s, e in spans:
         cur = s
-        for m in _COMMENT.finditer(text, s, e):
+        pattern = _ANY_COMMENT if _quotes_f(text[s:e], source_lines) else _COMMENT
+        for m in pattern.finditer(text, s, e):
             line_end = text.find("\n", m.start(), e)
             line_end = e if line_end < 0 else line_end
             if m.start() > cur:
@@ -79,6 +85,13 @@ def _without_comments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int
         if cur < e:
             out.append((cur, e))
     return out
+
+
+def _quotes_f(code: str, source_lines: set[str]) -> bool:
+    """Is every statement of this stretch of code a line of `f` as written?"""
+    lines = [ln.split("  #")[0].split("\t#")[0].strip() for ln in code.splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith(("#", "```", "~~~", "..."))]
+    return bool(lines) and bool(source_lines) and all(ln in source_lines for ln in lines)
 
 
 def _is_code_block(block: str) -> bool:
