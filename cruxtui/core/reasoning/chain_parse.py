@@ -26,7 +26,7 @@ from cruxtui.core.reasoning.claim_types import (
     ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import code_facts
-from cruxtui.core.reasoning.code_spans import blank, code_spans, inline_code
+from cruxtui.core.reasoning.code_spans import blank, call_keywords, code_spans, inline_code
 from cruxtui.core.reasoning.final_answer import (
     answer_after_thinking,
     answer_block,
@@ -140,7 +140,7 @@ def parse_prose(text: str, code: str) -> Chain:
     block = answer_block(work)
     body_end = block.start() if block else len(work)
     spans = sorted(spans + inline_code(work, facts.source_lines))
-    masked = blank(work, spans)
+    masked = blank(work, spans + call_keywords(work))
     rows = table_rows(masked[:body_end], facts)
     steps: list[ReasoningStep] = []
     for s, e in split_at_iterations(masked, split_steps(masked[:body_end])):
