@@ -191,3 +191,69 @@ def test_a_member_of_a_popped_pair_is_what_the_writer_names() -> None:
     quiet("popitem() gives 'z', the last key inserted, and f returns it: 'z'.", tr)
     wrong = "popitem() gives 'a', the first key, and f returns 'a'."
     assert flagged(align_text(wrong, tr), wrong) == "popitem() gives 'a'"
+
+
+# Expressions over the frame worked out with spaces ------------------------------------------------
+
+
+def test_an_expression_over_the_frame_worked_out_with_spaces() -> None:
+    code = "def f(xs, k):\n    last = xs[len(xs) - 1]\n    return last * k\n"
+    tr = run(code, "f([3, 8, 5], 2)")
+    wrong = "The list has three items, so len(xs) - 1 = 3 and the last one is picked."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "len(xs) - 1 = 3"
+    assert result.first_divergence.true_value == "2"  # type: ignore[union-attr]
+    quiet("len(xs) - 1 = 2, xs[len(xs) - 1] = 5, and last * k → 10.", tr)
+    # The right-hand side of a stated assignment is the variable's value, read as a binding.
+    quiet("last = xs[len(xs) - 1] = 5.", tr)
+
+
+def test_lengths_and_counts_said_in_words() -> None:
+    code = "def f(seq, v):\n    n = seq.count(v)\n    return n, len(seq)\n"
+    tr = run(code, "f([7, 1, 7, 7], 7)")
+    for wrong, words in (
+        ("The length of seq is 3, so the pair ends with 3.", "The length of seq is 3"),
+        ("The count of 7 is 2 here.", "The count of 7 is 2"),
+        ("Looking through it, 7 occurs twice.", "7 occurs twice"),
+        ("the number of items in seq is 5.", "the number of items in seq is 5"),
+    ):
+        assert flagged(align_text(wrong, tr), wrong) == words, wrong
+    quiet("The length of seq is 4 and the number of 7s is 3: 7 appears three times.", tr)
+
+
+def test_how_many_times_a_written_range_runs() -> None:
+    code = (
+        "def f(a, b):\n    for k in range(0, len(a) + len(b)):\n        a += a[0]\n    return a\n"
+    )
+    tr = run(code, "f('ab', 'c')")
+    wrong = "So `range(0, len(a) + len(b))` runs 4 times, adding 'a' each time."
+    assert flagged(align_text(wrong, tr), wrong) == "`range(0, len(a) + len(b))` runs 4 times"
+    quiet("So `range(0, len(a) + len(b))` runs 3 times, adding 'a' each time.", tr)
+
+
+# "The condition" speaks of the test the chain quoted --------------------------------------------
+
+GUARD = (
+    "def f(s, n):\n"
+    "    if n < 0 or len(s) <= n:\n"
+    "        return s\n"
+    "    i = n\n"
+    "    while i > 0:\n"
+    "        i -= 1\n"
+    "    return s[:n]\n"
+)
+
+
+def test_an_unnamed_condition_is_the_test_quoted_just_before() -> None:
+    tr = run(GUARD, "f('xy', -2)")
+    wrong = (
+        "We start at: if n < 0 or len(s) <= n. Here n < 0 holds. The length is 2 and 2 <= -2 "
+        "fails. One part yes, one part no... so the condition is False, and we go on."
+    )
+    result = align_text(wrong, tr)
+    assert "the condition is False" in (flagged(result, wrong) or "")
+    quiet(
+        "We start at: if n < 0 or len(s) <= n. Here n < 0 holds, so the condition is True "
+        "and s comes back unchanged: 'xy'.",
+        tr,
+    )

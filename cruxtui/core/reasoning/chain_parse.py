@@ -37,7 +37,12 @@ from cruxtui.core.reasoning.final_answer import (
     comment_answers,
     names_a_call,
 )
-from cruxtui.core.reasoning.prose_claims import iterations, last_literal, read_claims
+from cruxtui.core.reasoning.prose_claims import (
+    iterations,
+    last_literal,
+    name_quoted_conditions,
+    read_claims,
+)
 from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scratchpad
 from cruxtui.core.reasoning.self_correction import retract
 from cruxtui.core.reasoning.sentence_split import split_at_iterations, split_steps
@@ -196,6 +201,7 @@ def parse_prose(text: str, code: str) -> Chain:
         _quoted_condition(text[s:e], claims, facts)
         step.claims = [c for c in claims if c.kind != ITERATION or c.ordinal]
         steps.append(step)
+    name_quoted_conditions(steps, facts)
     _returned_across(masked, steps)
     _last_iteration(masked, steps)
     if block is not None:

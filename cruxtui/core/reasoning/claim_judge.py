@@ -209,6 +209,15 @@ class Judge:
         inside = in_loop_positions(self.trace, self.shape, self.pos)
         return [k for k in cand if k in inside] or cand
 
+    def _enters(self, k: int, line: int) -> bool:
+        """At a `for` header the iterable is made once, as the loop is entered (not on each
+        return to the header); any other line starts afresh each time."""
+        if line not in self.shape.for_iters:
+            return True
+        loop = next((lp for lp in self.shape.loops if lp[0] == line), None)
+        came = self.pos.ran[k]
+        return loop is None or came is None or not loop[0] <= came <= loop[2]
+
     def _names_in(self, text: str) -> bool:
         """Does `text` use a variable of the code (`list` may be the code's own, not the type)?"""
         try:
@@ -317,6 +326,7 @@ class Judge:
                 for k in range(self.n)
                 if self.trace.steps[k].line == claim.before_line
                 and self.trace.steps[k].event == "line"
+                and self._enters(k, claim.before_line)
             ]
             cand = [k for k in cand if k in starts] or starts or cand
         if claim.line is not None and self.chain.format == "prose":

@@ -25,6 +25,8 @@ class CodeFacts:
     """(header line, first body line, last line) of f's own loops."""
     for_targets: dict[int, set[str]] = field(default_factory=dict)
     """`for` header line -> the names its target binds."""
+    for_iters: dict[int, str] = field(default_factory=dict)
+    """`for` header line -> the source of what it iterates over (`range(len(s))`)."""
     single_loop: bool = False
     """Exactly one `for`/`while` loop in f (comprehensions not counted)."""
     loop_vars: set[str] = field(default_factory=set)
@@ -72,6 +74,7 @@ def code_facts(code: str) -> CodeFacts:
         if isinstance(node, ast.For | ast.While):
             facts.loops.append((node.lineno, node.body[0].lineno, node.end_lineno or node.lineno))
         if isinstance(node, ast.For):
+            facts.for_iters[node.lineno] = ast.get_source_segment(code, node.iter) or ""
             facts.for_targets[node.lineno] = {
                 n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)
             }

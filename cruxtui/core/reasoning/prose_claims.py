@@ -27,6 +27,7 @@ from cruxtui.core.reasoning.claim_types import (
     LOOP_VALUES,
     RETURN,
     Claim,
+    ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.literal_scan import (
@@ -343,7 +344,7 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if kind == CONDITION:
             claim.condition = resolved
         claim.start, claim.end = s_start, end
-        claim.before_line = _changing_call_line(resolved, facts)
+        claim.before_line = _changing_call_line(resolved, facts) or loop_entry_line(resolved, facts)
         claims.append(claim)
     return claims
 
@@ -876,6 +877,21 @@ _TIMES_RE = re.compile(
 )
 
 
+_RANGE_TIMES_RE = re.compile(
+    r"`?(?P<expr>range\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))`?\s+(?:runs|iterates|executes|loops|repeats|"
+    r"goes\s+round|has)\s+(?:exactly\s+|only\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten)(?:\s+(?:times?|iterations?|values|numbers|elements|steps))\b",
+    re.I,
+)
+
+
+def loop_entry_line(src: str, facts: CodeFacts) -> int | None:
+    """The `for` header iterating over `src` (a range is made once, as the loop starts)."""
+    want = src.replace(" ", "")
+    lines = [h for h, it in facts.for_iters.items() if it.replace(" ", "") == want]
+    return lines[0] if len(lines) == 1 else None
+
+
 def _values_list(words: str) -> str | None:
     """ "1 and 2", "1, 2, and 3", "[1, 2]", "'a', 'b' and 'c'", "1..10" -> a list literal."""
     w = words.strip().strip("`").strip()
@@ -919,16 +935,11 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         expr = resolve_expression(m.group("expr"), facts)
         if expr is None:
             continue
-        claims.append(
-            Claim(
-                EXPRESSION,
-                m.group(0),
-                vals,
-                name=f"list({expr})",
-                start=m.start(),
-                end=m.end(),
-            )
+        claim = Claim(
+            EXPRESSION, m.group(0), vals, name=f"list({expr})", start=m.start(), end=m.end()
         )
+        claim.before_line = loop_entry_line(expr, facts)
+        claims.append(claim)
     ranges = len(claims)
     for m in _LOOP_VALUES_RE.finditer(text):
         name = m.group("name")
@@ -975,16 +986,11 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         if expr is None or abs(b - a) > 1000:
             continue
         span = list(range(a, b + 1)) if a <= b else list(range(a, b - 1, -1))
-        claims.append(
-            Claim(
-                EXPRESSION,
-                m.group(0),
-                repr(span),
-                name=f"list({expr})",
-                start=m.start(),
-                end=m.end(),
-            )
+        claim = Claim(
+            EXPRESSION, m.group(0), repr(span), name=f"list({expr})", start=m.start(), end=m.end()
         )
+        claim.before_line = loop_entry_line(expr, facts)
+        claims.append(claim)
     for m in _THROUGH_RE.finditer(text):
         name = m.group("name")
         if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
@@ -997,6 +1003,23 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         else:
             vals = f"[{m.group('one')}]"
         claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _RANGE_TIMES_RE.finditer(text):
+        # "`range(0, len(s))` runs 5 times": as many times as the range has numbers.
+        expr = resolve_expression(m.group("expr"), facts)
+        if expr is None or any(
+            _overlaps(Claim(LOOP_COUNT, "", "", start=m.start(), end=m.end()), c) for c in claims
+        ):
+            continue
+        claim = Claim(
+            EXPRESSION,
+            m.group(0),
+            str(_count(m.group("n"))),
+            name=f"len({expr})",
+            start=m.start(),
+            end=m.end(),
+        )
+        claim.before_line = loop_entry_line(expr, facts)
+        claims.append(claim)
     for m in _TIMES_RE.finditer(text):
         n = (m.group("n") or m.group("n2") or m.group("n3")).lower()
         count = _COUNT_WORDS.get(n) or int(n)
@@ -1139,6 +1162,71 @@ _APPEARS_RE = re.compile(
 )
 
 
+_LENGTH_OF_RE = re.compile(
+    r"\bthe\s+(?:length|size|len)\s+of\s+(?:the\s+(?:list|string|dict(?:ionary)?|tuple|set)\s+)?"
+    r"`?(?P<box>[A-Za-z_]\w*)`?\s+(?:is|was|equals|becomes|=|->|→)\s+"
+    r"|\bthe\s+number\s+of\s+(?:elements|items|characters|entries|keys|values|letters)\s+in\s+"
+    r"`?(?P<box2>[A-Za-z_]\w*)`?\s+(?:is|was|equals|becomes|=)\s+",
+    re.I,
+)
+_COUNT_OF_RE = re.compile(
+    r"\bthe\s+(?:count|number)\s+of\s+(?:times\s+)?(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)s?"
+    r"(?:\s+(?:appears|occurs))?(?:\s+in\s+`?(?P<box>[A-Za-z_]\w*)`?)?\s+(?:is|was|equals|=)\s+",
+    re.I,
+)
+
+
+def _counted_box(facts: CodeFacts, named: str | None) -> str | None:
+    """The sequence "5 appears 3 times" counts in: the one named, else the one the code counts
+    in (`.count` on one receiver), else f's only argument."""
+    if named is not None:
+        return named if named in facts.names else None
+    receivers = facts.calls.get("count", set())
+    if len(receivers) == 1 and next(iter(receivers)) in facts.names:
+        return next(iter(receivers))
+    return facts.params[0] if len(facts.params) == 1 else None
+
+
+def find_lengths(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "the length of nums is 5", "the number of keys in d is 2", "the count of 4 is 3": a
+    length or count stated in words, as the expression `len(nums)` / `nums.count(4)`."""
+    claims: list[Claim] = []
+    for m in _LENGTH_OF_RE.finditer(text):
+        box = m.group("box") or m.group("box2")
+        got = _value_at(text, m.end())
+        if box not in facts.names or got is None or not re.fullmatch(r"\d+", got[1]):
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                text[m.start() : got[0]],
+                got[1],
+                name=f"len({box})",
+                start=m.start(),
+                end=got[0],
+            )
+        )
+    for m in _COUNT_OF_RE.finditer(text):
+        box = _counted_box(facts, m.group("box"))
+        got = _value_at(text, m.end())
+        if box is None or got is None or not re.fullmatch(r"\d+", got[1]):
+            continue
+        counted = resolve_expression(f"{box}.count({m.group('item')})", facts)
+        if counted is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                text[m.start() : got[0]],
+                got[1],
+                name=counted,
+                start=m.start(),
+                end=got[0],
+            )
+        )
+    return claims
+
+
 _POSITIONS_RE = re.compile(
     r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?:appears|occurs|is|sits|shows\s+up)\s+(?:only\s+)?at\s+"
     r"(?:positions|indices|indexes|index|position)\s+(?P<vals>-?\d+(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)-?\d+)*)"
@@ -1223,10 +1311,8 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
             Claim(EXPRESSION, m.group(0), repr(found), name=expr, start=m.start(), end=m.end())
         )
     for m in _APPEARS_RE.finditer(text):
-        box = m.group("box")
-        if box is None and len(facts.params) == 1:
-            box = facts.params[0]
-        if box is None or box not in facts.names:
+        box = _counted_box(facts, m.group("box"))
+        if box is None:
             continue
         counted = resolve_expression(f"{box}.count({m.group('item')})", facts)
         if counted is None:
@@ -1436,6 +1522,62 @@ def find_arithmetic(text: str) -> list[Claim]:
     return claims
 
 
+_WORKED_EQ = re.compile(r"\s*(?:(?<![=<>!])=(?!=)|->|→)\s*(?=[-\d'\"\[({`TFN])")
+_AFTER_OPERAND = ")]}_.+-*/%=<>,"
+
+
+def find_worked(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "len(nums) - 1 = 3", "counts[ele - 1] + 1 = 2", "text.count('a') * 2 -> 6": an expression
+    over f's frame written out with spaces and its worked value (the whole expression: the
+    longest tail of the clause that is one). A value of an assignment's right-hand side ("i =
+    len(s) - 1 = 0") is the variable's, read as a binding."""
+    claims: list[Claim] = []
+    for m in _WORKED_EQ.finditer(text):
+        got = claimed_value(text, m.end())
+        if got is None:
+            continue
+        line_start = max(text.rfind("\n", 0, m.start()), text.rfind(": ", 0, m.start()) + 1, 0)
+        line_start = max(line_start, m.start() - 120)
+        head = text[line_start : m.start()]
+        found = None
+        for k in range(len(head)):
+            if k and (head[k - 1].isalnum() or head[k - 1] in "_'\".`"):
+                continue
+            src = head[k:].strip().strip("`").strip()
+            if not src or " " not in src:
+                continue  # tight expressions are read by find_expressions
+            try:
+                node = safe_ast.parse(src, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            tests = isinstance(node, ast.Compare | ast.BoolOp) and "=" not in m.group(0)
+            if not (isinstance(node, ast.BinOp | ast.Subscript | ast.Call) or tests):
+                break
+            if not _names_in_expression(src) & facts.names:
+                break  # values only: find_arithmetic's
+            at = line_start + k + (len(head[k:]) - len(head[k:].lstrip(" `")))
+            before = text[max(0, at - 3) : at].rstrip(" `")
+            if before and before[-1] in _AFTER_OPERAND:
+                break  # the tail of something larger, or an assignment's right-hand side
+            resolved = resolve_expression(src, facts)
+            if resolved is not None:
+                found = (at, resolved)
+            break
+        if found is None:
+            continue
+        start, src = found
+        end, lit = got
+        kind = CONDITION if lit in ("True", "False") and _is_test(src) else EXPRESSION
+        if kind == EXPRESSION and _mutated_receiver(src, facts) is not None:
+            continue
+        claim = Claim(kind, text[start:end], lit, name=_listed(src), start=start, end=end)
+        if kind == CONDITION:
+            claim.condition = src
+        claim.before_line = _changing_call_line(src, facts)
+        claims.append(claim)
+    return claims
+
+
 def find_results(text: str, names: set[str]) -> list[Claim]:
     """ "... all 1s are removed from nums, giving [2, 3]": a result stated without its subject
     next to it. The subject is the one variable of f the clause speaks of that is not an
@@ -1556,6 +1698,8 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
+        + find_worked(text, facts)
+        + find_lengths(text, facts)
         + find_transforms(text)
         + find_sets(text, facts)
     )
@@ -1592,3 +1736,36 @@ def _conditional(text: str, claim: Claim) -> bool:
 
 def _overlaps(a: Claim, b: Claim) -> bool:
     return a.start < b.end and b.start < a.end
+
+
+_TEST_QUOTED = re.compile(
+    r"\b(?:if|elif|while)\s+`?(?P<test>[^:`\n]+?)`?\s*(?::|\.(?:\s|$)|,|;|\?|$)", re.M
+)
+_REMEMBERED_STEPS = 3
+"""How many steps on an unnamed "the condition" still speaks of the test last quoted."""
+
+
+def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
+    """ "First: if n < 0 or len(text) <= n. ... n < 0 is True ... the condition is False overall":
+    a condition claim that names no test speaks of the code's test the chain quoted last, a few
+    sentences back at most. A test quoted that is not the code's forgets it."""
+    tests = {t.replace(" ", ""): t for t in facts.cond_text.values() if t}
+    current: str | None = None
+    age = 0
+    for step in steps:
+        quoted = [m for m in _TEST_QUOTED.finditer(step.text)]
+        for c in step.claims:
+            if c.kind == CONDITION and c.condition is None and c.name is None and c.line is None:
+                before = [m for m in quoted if step.start + m.end() <= c.start]
+                if before:
+                    named = tests.get(before[-1].group("test").strip().replace(" ", ""))
+                    if named is not None:
+                        c.condition = named
+                        continue
+                if current is not None and age <= _REMEMBERED_STEPS:
+                    c.condition = current
+        if quoted:
+            current = tests.get(quoted[-1].group("test").strip().replace(" ", ""))
+            age = 0
+        else:
+            age += 1
