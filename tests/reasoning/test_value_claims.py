@@ -257,3 +257,30 @@ def test_an_unnamed_condition_is_the_test_quoted_just_before() -> None:
         "and s comes back unchanged: 'xy'.",
         tr,
     )
+
+
+def test_worked_arithmetic_said_with_is() -> None:
+    code = "def f(n):\n    return [k for k in range(1, 6) if k % n == 0]\n"
+    tr = run(code, "f(2)")
+    wrong = "Going through: 1 % 2 is 1, 2 % 2 is 0 so 2 is kept, 3 % 2 is 0 so 3 is kept too."
+    assert flagged(align_text(wrong, tr), wrong) == "3 % 2 is 0"
+    quiet("Going through: 1 % 2 is 1, 2 % 2 is 0 so 2 is kept, 3 % 2 is 1, 4 % 2 is 0.", tr)
+
+
+def test_a_test_asked_and_answered() -> None:
+    """ "Is X? No." across two sentences is the condition X claimed False."""
+    code = "def f(s):\n    hits = 0\n    if s[0] in s[1:]:\n        hits += 1\n    return hits\n"
+    tr = run(code, "f('abca')")
+    wrong = "s[0] is 'a'. Is 'a' in s[1:]? No, so hits stays 0."
+    result = align_text(wrong, tr)
+    assert (flagged(result, wrong) or "").startswith("Is 'a' in s[1:]?")
+    assert result.first_divergence.true_value == "True"  # type: ignore[union-attr]
+    quiet("s[0] is 'a'. Is 'a' in s[1:]? Yes, the last letter, so hits becomes 1.", tr)
+
+
+def test_a_range_followed_by_the_numbers_it_gives() -> None:
+    code = "def f(xs):\n    for i in range(len(xs) - 1, 0, -2):\n        xs[i] = 0\n    return xs\n"
+    tr = run(code, "f([1, 2, 3, 4, 5, 6, 7])")
+    wrong = "i runs over range(6, 0, -2): 6, 4, 2, 0, zeroing those places."
+    assert "range(6, 0, -2)" in (flagged(align_text(wrong, tr), wrong) or "")
+    quiet("i runs over range(6, 0, -2): 6, 4, 2, zeroing those places.", tr)

@@ -38,6 +38,7 @@ from cruxtui.core.reasoning.final_answer import (
     names_a_call,
 )
 from cruxtui.core.reasoning.prose_claims import (
+    answer_questions,
     iterations,
     last_literal,
     name_quoted_conditions,
@@ -202,6 +203,7 @@ def parse_prose(text: str, code: str) -> Chain:
         step.claims = [c for c in claims if c.kind != ITERATION or c.ordinal]
         steps.append(step)
     name_quoted_conditions(steps, facts)
+    answer_questions(steps, facts)
     _returned_across(masked, steps)
     _last_iteration(masked, steps)
     if block is not None:

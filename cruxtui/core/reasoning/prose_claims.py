@@ -861,7 +861,8 @@ _THROUGH_RE = re.compile(
     re.I,
 )
 _RANGE_GIVES = re.compile(
-    r"`?(?P<expr>range\([^()\n]*\))`?(?:,\s*which\s+|\s+)(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
+    r"`?(?P<expr>range\([^()\n]*\))`?(?:(?:,\s*which\s+|\s+)(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
+    r"|\s*:\s+(?=-?\d))"
     r"(?:the\s+)?(?:values\s+|numbers\s+)?(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|,\s+(?:so|and|but|then)\b|\s+\()",
     re.I,
 )
@@ -890,6 +891,17 @@ def loop_entry_line(src: str, facts: CodeFacts) -> int | None:
     want = src.replace(" ", "")
     lines = [h for h, it in facts.for_iters.items() if it.replace(" ", "") == want]
     return lines[0] if len(lines) == 1 else None
+
+
+def _leading_values(words: str) -> str | None:
+    """ "6, 4, 2, 0, zeroing those": the numbers listed before the words go on (two at least)."""
+    items: list[str] = []
+    for part in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", words.strip()):
+        part = part.strip().strip("`")
+        if not re.fullmatch(r"-?\d+", part):
+            break
+        items.append(part)
+    return "[" + ", ".join(items) + "]" if len(items) >= 2 else None
 
 
 def _values_list(words: str) -> str | None:
@@ -929,7 +941,7 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
             rest = words[named.end() :].strip()
             one = re.fullmatch(r"(-?\d+)(?:\s+(?:once|only))?", rest)
             words = f"[{one.group(1)}]" if one else rest
-        vals = _values_list(words)
+        vals = _values_list(words) or _leading_values(words)
         if vals is None:
             continue
         expr = resolve_expression(m.group("expr"), facts)
@@ -1476,7 +1488,9 @@ def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
-_ARITH_EQ = re.compile(r"\s*=(?!=)\s*(?=[-\d'\"\[(])")
+_ARITH_EQ = re.compile(
+    r"\s*(?:=(?!=)|\b(?:is|equals|gives|evaluates\s+to|comes\s+to|makes)\b(?!\s+not\b))\s*(?=[-\d'\"\[(])"
+)
 
 
 def find_arithmetic(text: str) -> list[Claim]:
@@ -1522,7 +1536,10 @@ def find_arithmetic(text: str) -> list[Claim]:
     return claims
 
 
-_WORKED_EQ = re.compile(r"\s*(?:(?<![=<>!])=(?!=)|->|→)\s*(?=[-\d'\"\[({`TFN])")
+_WORKED_EQ = re.compile(
+    r"\s*(?:(?<![=<>!])=(?!=)|->|→|\b(?:is|equals|gives|evaluates\s+to|comes\s+to)\b(?!\s+not\b))"
+    r"\s*(?=[-\d'\"\[({`TFN])"
+)
 _AFTER_OPERAND = ")]}_.+-*/%=<>,"
 
 
@@ -1550,7 +1567,7 @@ def find_worked(text: str, facts: CodeFacts) -> list[Claim]:
                 node = safe_ast.parse(src, mode="eval").body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
-            tests = isinstance(node, ast.Compare | ast.BoolOp) and "=" not in m.group(0)
+            tests = isinstance(node, ast.Compare | ast.BoolOp) and m.group(0).strip() in ("->", "→")
             if not (isinstance(node, ast.BinOp | ast.Subscript | ast.Call) or tests):
                 break
             if not _names_in_expression(src) & facts.names:
@@ -1700,6 +1717,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_arithmetic(text)
         + find_worked(text, facts)
         + find_lengths(text, facts)
+        + find_questions(text, facts)
         + find_transforms(text)
         + find_sets(text, facts)
     )
@@ -1736,6 +1754,57 @@ def _conditional(text: str, claim: Claim) -> bool:
 
 def _overlaps(a: Claim, b: Claim) -> bool:
     return a.start < b.end and b.start < a.end
+
+
+_QUESTION_RE = re.compile(
+    r"\b(?:is|does)\s+(?P<cond>[^?\n]{3,80}?)\s*\?\s*(?P<ans>yes|yep|no|nope|true|false)\b", re.I
+)
+
+
+def find_questions(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "Is '3' in text[1:]? No, so ...": a test asked and answered, as a condition claim."""
+    claims: list[Claim] = []
+    for m in _QUESTION_RE.finditer(text):
+        cond = m.group("cond").strip().strip("`").strip()
+        if not _parses_as_expression(cond) or not _looks_like_condition(cond, ()):
+            continue
+        resolved = resolve_expression(cond, facts)
+        if resolved is None or not _is_test(resolved):
+            continue
+        truth = str(m.group("ans").lower() in ("yes", "yep", "true"))
+        claims.append(
+            Claim(
+                CONDITION,
+                m.group(0),
+                truth,
+                name=resolved,
+                condition=resolved,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
+_ASKED_RE = re.compile(r"\b(?:is|does)\s+(?P<cond>[^?\n]{3,80}?)\s*\?\s*$", re.I)
+_ANSWERED_RE = re.compile(r"\s*(?P<ans>yes|yep|no|nope)\b", re.I)
+
+
+def answer_questions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
+    """ "Is '3' in text[1:]? No, so a stays 0.": a test asked at the end of one sentence and
+    answered at the start of the next is a condition claim, read in the answer's sentence."""
+    for prev, step in zip(steps, steps[1:], strict=False):
+        asked = _ASKED_RE.search(prev.text)
+        said = _ANSWERED_RE.match(step.text)
+        if asked is None or said is None:
+            continue
+        got = find_questions(f"is {asked.group('cond')}? {said.group('ans')}", facts)
+        if not got:
+            continue
+        claim = got[0]
+        claim.start, claim.end = prev.start + asked.start(), step.start + said.end()
+        claim.text = f"{prev.text[asked.start() :].strip()} {said.group('ans')}"
+        step.claims.insert(0, claim)
 
 
 _TEST_QUOTED = re.compile(
