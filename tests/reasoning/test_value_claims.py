@@ -284,3 +284,29 @@ def test_a_range_followed_by_the_numbers_it_gives() -> None:
     wrong = "i runs over range(6, 0, -2): 6, 4, 2, 0, zeroing those places."
     assert "range(6, 0, -2)" in (flagged(align_text(wrong, tr), wrong) or "")
     quiet("i runs over range(6, 0, -2): 6, 4, 2, zeroing those places.", tr)
+
+
+def test_what_follows_a_stated_pop_sees_the_popped_list() -> None:
+    """ "pop(0) removes 'x'" said rightly pins the chain after that call: a later index over the
+    list is judged on the shorter list, not on the one before the pop."""
+    code = "def f(s):\n    parts = s.split('-')\n    parts.pop(0)\n    return parts.index('b')\n"
+    tr = run(code, "f('x-a-b')")
+    wrong = "parts = ['x', 'a', 'b']. pop(0) removes 'x'. parts.index('b') is 2."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "parts.index('b') is 2"
+    assert result.first_divergence.true_value == "1"  # type: ignore[union-attr]
+    quiet("parts = ['x', 'a', 'b']. pop(0) removes 'x'. parts.index('b') is 1.", tr)
+
+
+def test_a_written_call_and_what_it_leaves() -> None:
+    code = "def f(t, xs):\n    xs.remove(2)\n    return t.strip(), xs\n"
+    tr = run(code, "f(' \\t ', [2, 1, 2])")
+    wrong = "t.strip() takes off the spaces on both ends, leaving '\\t'."
+    result = align_text(wrong, tr)
+    assert (flagged(result, wrong) or "").startswith("t.strip()")
+    assert result.first_divergence.true_value == "''"  # type: ignore[union-attr]
+    quiet("t.strip() takes off all the whitespace on both ends, leaving ''.", tr)
+    # After a call that changes its receiver, what is left is the receiver.
+    wrong = "xs.remove(2) drops the last 2, leaving [2, 1]."
+    assert (flagged(align_text(wrong, tr), wrong) or "").startswith("xs.remove(2)")
+    quiet("xs.remove(2) drops the first 2, leaving [1, 2].", tr)

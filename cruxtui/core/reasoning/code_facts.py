@@ -39,6 +39,8 @@ class CodeFacts:
     """Method name -> the receivers it is called on (`text.rfind(...)` -> {"text"})."""
     call_sources: dict[str, set[str]] = field(default_factory=dict)
     """Method name -> the whole calls as written (`text.rfind('i')`)."""
+    call_lines: dict[str, set[int]] = field(default_factory=dict)
+    """A whole method call as written, spaces removed (`text.pop(0)`) -> the lines making it."""
     method_lines: dict[str, set[int]] = field(default_factory=dict)
     """Method name -> the lines that call it (where "after the append" is)."""
     return_fstring: bool = False
@@ -87,6 +89,7 @@ def code_facts(code: str) -> CodeFacts:
                 facts.calls.setdefault(node.func.attr, set()).add(receiver)
             if whole and "\n" not in whole:
                 facts.call_sources.setdefault(node.func.attr, set()).add(whole)
+                facts.call_lines.setdefault(whole.replace(" ", ""), set()).add(node.lineno)
             facts.method_lines.setdefault(node.func.attr, set()).add(node.lineno)
         if isinstance(node, ast.Return) and isinstance(node.value, ast.JoinedStr):
             facts.return_fstring = True

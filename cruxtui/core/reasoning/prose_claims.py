@@ -363,8 +363,17 @@ def _changing_call_line(src: str, facts: CodeFacts) -> int | None:
         return None
     if node.func.attr not in _GIVES_AND_CHANGES:
         return None
-    lines = facts.method_lines.get(node.func.attr, set())
+    lines = facts.call_lines.get(src.replace(" ", "")) or facts.method_lines.get(
+        node.func.attr, set()
+    )
     return next(iter(lines)) if len(lines) == 1 else None
+
+
+def changes_state(claim: Claim) -> bool:
+    """A claim about a call that gives a value and changes its receiver (`text.pop(0)`)."""
+    return claim.kind == EXPRESSION and bool(
+        re.search(r"\.(?:" + "|".join(_GIVES_AND_CHANGES) + r")\(", claim.name or "")
+    )
 
 
 def _names_in_expression(src: str) -> set[str]:
@@ -1633,9 +1642,63 @@ _METHOD_VERB = re.compile(
     re.I,
 )
 _WHICH_GIVES = re.compile(
-    r",\s*(?:which\s+(?:gives|returns|yields|produces|leaves)|giving|yielding|producing)\s+(?:us\s+|back\s+)?",
+    r",\s*(?:which\s+(?:gives|returns|yields|produces|leaves)|giving|yielding|producing|(?P<left>leaving))"
+    r"\s+(?:us\s+|back\s+)?",
     re.I,
 )
+_WRITTEN_CALL = re.compile(
+    r"`?(?<![\w.])(?P<src>[A-Za-z_]\w*(?:\[[^\]\n]{1,30}\])?(?:\.[a-z_]\w*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))+)`?"
+)
+
+
+def _result_after(
+    text: str, at: int, facts: CodeFacts
+) -> tuple[re.Match[str], tuple[int, str]] | None:
+    """ "..., which gives V" / ", leaving V" later in the clause from `at`, with no comma and no
+    other subject (a variable, a method of the code) in between."""
+    which = _WHICH_GIVES.search(text, at, _clause_end_at(text, at))
+    if which is None or "," in text[at : which.start()]:
+        return None
+    words = re.findall(r"[A-Za-z_]\w*", text[at : which.start()])
+    if any(w in facts.names or w in facts.calls for w in words):
+        return None  # another subject in between: which value is meant is unclear
+    got = _value_at(text, which.end())
+    return None if got is None else (which, got)
+
+
+def find_call_results(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "text.strip() removes the space and tab, leaving '\\t'": a call written out, then what it
+    gives further on in the clause. After a call that changes its receiver (`nums.remove(2)
+    drops the first 2, leaving [1, 3]`) what is left is the receiver."""
+    claims: list[Claim] = []
+    for m in _WRITTEN_CALL.finditer(text):
+        src = resolve_expression(m.group("src"), facts)
+        if src is None:
+            continue
+        found = _result_after(text, m.end(), facts)
+        if found is None:
+            continue
+        which, (end, lit) = found
+        receiver = _mutated_receiver(src, facts)
+        changing = receiver is not None or bool(re.search(r"\.(?:pop|popitem|popleft)\(", src))
+        if changing:
+            head = re.match(r"[A-Za-z_]\w*", src)
+            name = receiver or (head.group(0) if head else "")
+            if not which.group("left") or name not in facts.names:
+                continue  # "which gives" after a pop: the popped value or the rest, unclear
+            claim = Claim(BINDING, text[m.start() : end].strip(), lit, name=name, change=True)
+            lines = facts.call_lines.get(src.replace(" ", ""), set())
+            claim.line = next(iter(lines)) if len(lines) == 1 else None
+        else:
+            kind = CONDITION if lit in ("True", "False") and _is_test(src) else EXPRESSION
+            claim = Claim(kind, text[m.start() : end].strip(), lit, name=_listed(src))
+            if kind == CONDITION:
+                claim.condition = src
+        claim.start, claim.end, claim.by_method = m.start(), end, True
+        claims.append(claim)
+    return claims
+
+
 _METHOD_WORD = re.compile(
     r"(?<![\w.`])`?\.?(?P<m>[a-z_][a-z0-9_]*)(?P<call>\([^()\n]*\))?`?(?![\w.(])"
 )
@@ -1668,15 +1731,10 @@ def find_method_results(text: str, facts: CodeFacts) -> list[Claim]:
         if verb is not None and not _NEGATED.match(text, verb.end()):
             got = _value_at(text, verb.end())
         if got is None:
-            clause_end = _clause_end_at(text, m.end())
-            which = _WHICH_GIVES.search(text, m.end(), clause_end)
-            if which is None or "," in text[m.end() : which.start()]:
-                continue
-            between = text[m.end() : which.start()]
-            words = re.findall(r"[A-Za-z_]\w*", between)
-            if any(w in facts.names or w in facts.calls for w in words):
-                continue  # another subject in between: which value is meant is unclear
-            got = _value_at(text, which.end())
+            if _mutated_receiver(subject, facts) is not None or re.search(r"\.pop", subject):
+                continue  # a changing call: its value or what is left, unclear
+            found = _result_after(text, m.end(), facts)
+            got = None if found is None else found[1]
         if got is None:
             continue
         end, lit = got
@@ -1722,7 +1780,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_sets(text, facts)
     )
     anaphora = find_anaphora(text, facts)
-    methods = find_method_results(text, facts)
+    methods = find_method_results(text, facts) + find_call_results(text, facts)
     chosen: list[Claim] = []
     for group in (loops, exprs, members, conds, rets, binds, methods, anaphora, results):
         for c in group:
