@@ -35,8 +35,8 @@ from cruxtui.core.reasoning.claim_types import (
 )
 from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
-from cruxtui.core.reasoning.prose_claims import changes_state
 from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, literal_value, value_key
+from cruxtui.core.reasoning.prose_claims import changes_state
 from cruxtui.core.reasoning.step_placement import in_loop_positions
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
 from cruxtui.core.util import safe_ast
