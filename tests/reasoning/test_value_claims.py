@@ -191,3 +191,122 @@ def test_a_member_of_a_popped_pair_is_what_the_writer_names() -> None:
     quiet("popitem() gives 'z', the last key inserted, and f returns it: 'z'.", tr)
     wrong = "popitem() gives 'a', the first key, and f returns 'a'."
     assert flagged(align_text(wrong, tr), wrong) == "popitem() gives 'a'"
+
+
+# Expressions over the frame worked out with spaces ------------------------------------------------
+
+
+def test_an_expression_over_the_frame_worked_out_with_spaces() -> None:
+    code = "def f(xs, k):\n    last = xs[len(xs) - 1]\n    return last * k\n"
+    tr = run(code, "f([3, 8, 5], 2)")
+    wrong = "The list has three items, so len(xs) - 1 = 3 and the last one is picked."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "len(xs) - 1 = 3"
+    assert result.first_divergence.true_value == "2"  # type: ignore[union-attr]
+    quiet("len(xs) - 1 = 2, xs[len(xs) - 1] = 5, and last * k → 10.", tr)
+    # The right-hand side of a stated assignment is the variable's value, read as a binding.
+    quiet("last = xs[len(xs) - 1] = 5.", tr)
+
+
+def test_lengths_and_counts_said_in_words() -> None:
+    code = "def f(seq, v):\n    n = seq.count(v)\n    return n, len(seq)\n"
+    tr = run(code, "f([7, 1, 7, 7], 7)")
+    for wrong, words in (
+        ("The length of seq is 3, so the pair ends with 3.", "The length of seq is 3"),
+        ("The count of 7 is 2 here.", "The count of 7 is 2"),
+        ("Looking through it, 7 occurs twice.", "7 occurs twice"),
+        ("the number of items in seq is 5.", "the number of items in seq is 5"),
+    ):
+        assert flagged(align_text(wrong, tr), wrong) == words, wrong
+    quiet("The length of seq is 4 and the number of 7s is 3: 7 appears three times.", tr)
+
+
+def test_how_many_times_a_written_range_runs() -> None:
+    code = (
+        "def f(a, b):\n    for k in range(0, len(a) + len(b)):\n        a += a[0]\n    return a\n"
+    )
+    tr = run(code, "f('ab', 'c')")
+    wrong = "So `range(0, len(a) + len(b))` runs 4 times, adding 'a' each time."
+    assert flagged(align_text(wrong, tr), wrong) == "`range(0, len(a) + len(b))` runs 4 times"
+    quiet("So `range(0, len(a) + len(b))` runs 3 times, adding 'a' each time.", tr)
+
+
+# "The condition" speaks of the test the chain quoted --------------------------------------------
+
+GUARD = (
+    "def f(s, n):\n"
+    "    if n < 0 or len(s) <= n:\n"
+    "        return s\n"
+    "    i = n\n"
+    "    while i > 0:\n"
+    "        i -= 1\n"
+    "    return s[:n]\n"
+)
+
+
+def test_an_unnamed_condition_is_the_test_quoted_just_before() -> None:
+    tr = run(GUARD, "f('xy', -2)")
+    wrong = (
+        "We start at: if n < 0 or len(s) <= n. Here n < 0 holds. The length is 2 and 2 <= -2 "
+        "fails. One part yes, one part no... so the condition is False, and we go on."
+    )
+    result = align_text(wrong, tr)
+    assert "the condition is False" in (flagged(result, wrong) or "")
+    quiet(
+        "We start at: if n < 0 or len(s) <= n. Here n < 0 holds, so the condition is True "
+        "and s comes back unchanged: 'xy'.",
+        tr,
+    )
+
+
+def test_worked_arithmetic_said_with_is() -> None:
+    code = "def f(n):\n    return [k for k in range(1, 6) if k % n == 0]\n"
+    tr = run(code, "f(2)")
+    wrong = "Going through: 1 % 2 is 1, 2 % 2 is 0 so 2 is kept, 3 % 2 is 0 so 3 is kept too."
+    assert flagged(align_text(wrong, tr), wrong) == "3 % 2 is 0"
+    quiet("Going through: 1 % 2 is 1, 2 % 2 is 0 so 2 is kept, 3 % 2 is 1, 4 % 2 is 0.", tr)
+
+
+def test_a_test_asked_and_answered() -> None:
+    """ "Is X? No." across two sentences is the condition X claimed False."""
+    code = "def f(s):\n    hits = 0\n    if s[0] in s[1:]:\n        hits += 1\n    return hits\n"
+    tr = run(code, "f('abca')")
+    wrong = "s[0] is 'a'. Is 'a' in s[1:]? No, so hits stays 0."
+    result = align_text(wrong, tr)
+    assert (flagged(result, wrong) or "").startswith("Is 'a' in s[1:]?")
+    assert result.first_divergence.true_value == "True"  # type: ignore[union-attr]
+    quiet("s[0] is 'a'. Is 'a' in s[1:]? Yes, the last letter, so hits becomes 1.", tr)
+
+
+def test_a_range_followed_by_the_numbers_it_gives() -> None:
+    code = "def f(xs):\n    for i in range(len(xs) - 1, 0, -2):\n        xs[i] = 0\n    return xs\n"
+    tr = run(code, "f([1, 2, 3, 4, 5, 6, 7])")
+    wrong = "i runs over range(6, 0, -2): 6, 4, 2, 0, zeroing those places."
+    assert "range(6, 0, -2)" in (flagged(align_text(wrong, tr), wrong) or "")
+    quiet("i runs over range(6, 0, -2): 6, 4, 2, zeroing those places.", tr)
+
+
+def test_what_follows_a_stated_pop_sees_the_popped_list() -> None:
+    """ "pop(0) removes 'x'" said rightly pins the chain after that call: a later index over the
+    list is judged on the shorter list, not on the one before the pop."""
+    code = "def f(s):\n    parts = s.split('-')\n    parts.pop(0)\n    return parts.index('b')\n"
+    tr = run(code, "f('x-a-b')")
+    wrong = "parts = ['x', 'a', 'b']. pop(0) removes 'x'. parts.index('b') is 2."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "parts.index('b') is 2"
+    assert result.first_divergence.true_value == "1"  # type: ignore[union-attr]
+    quiet("parts = ['x', 'a', 'b']. pop(0) removes 'x'. parts.index('b') is 1.", tr)
+
+
+def test_a_written_call_and_what_it_leaves() -> None:
+    code = "def f(t, xs):\n    xs.remove(2)\n    return t.strip(), xs\n"
+    tr = run(code, "f(' \\t ', [2, 1, 2])")
+    wrong = "t.strip() takes off the spaces on both ends, leaving '\\t'."
+    result = align_text(wrong, tr)
+    assert (flagged(result, wrong) or "").startswith("t.strip()")
+    assert result.first_divergence.true_value == "''"  # type: ignore[union-attr]
+    quiet("t.strip() takes off all the whitespace on both ends, leaving ''.", tr)
+    # After a call that changes its receiver, what is left is the receiver.
+    wrong = "xs.remove(2) drops the last 2, leaving [2, 1]."
+    assert (flagged(align_text(wrong, tr), wrong) or "").startswith("xs.remove(2)")
+    quiet("xs.remove(2) drops the first 2, leaving [1, 2].", tr)

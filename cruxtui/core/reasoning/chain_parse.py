@@ -37,7 +37,13 @@ from cruxtui.core.reasoning.final_answer import (
     comment_answers,
     names_a_call,
 )
-from cruxtui.core.reasoning.prose_claims import iterations, last_literal, read_claims
+from cruxtui.core.reasoning.prose_claims import (
+    answer_questions,
+    iterations,
+    last_literal,
+    name_quoted_conditions,
+    read_claims,
+)
 from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scratchpad
 from cruxtui.core.reasoning.self_correction import retract
 from cruxtui.core.reasoning.sentence_split import split_at_iterations, split_steps
@@ -196,7 +202,8 @@ def parse_prose(text: str, code: str) -> Chain:
         _quoted_condition(text[s:e], claims, facts)
         step.claims = [c for c in claims if c.kind != ITERATION or c.ordinal]
         steps.append(step)
-    _condition_named_before(text, steps, facts)
+    name_quoted_conditions(steps, facts)
+    answer_questions(steps, facts)
     _returned_across(masked, steps)
     _last_iteration(masked, steps)
     if block is not None:
@@ -335,32 +342,6 @@ def _quoted_condition(words: str, claims: list[Claim], facts: Any) -> None:
     for c in claims:
         if c.kind == CONDITION and c.condition is None and c.name is None:
             c.condition = named[0]
-
-
-def _condition_named_before(text: str, steps: list[ReasoningStep], facts: Any) -> None:
-    """ "First: if n < 0 or len(text) <= n. ... so the condition is False overall": a condition
-    claim that names no test speaks of the test of f the chain wrote out just before (in that
-    sentence or the three before it), when it wrote out exactly one."""
-    tests = {re.sub(r"[\s`]+", "", t): t for t in facts.cond_text.values()}
-    tests = {
-        k: t for k, t in tests.items() if len(k) >= 5 and re.search(r"[<>=!(%]|\bin\b|\bnot\b", t)
-    }
-    if not tests:
-        return
-    named: list[set[str]] = []
-    for step in steps:
-        squeezed = re.sub(r"[\s`]+", "", text[step.start : step.end])
-        named.append({t for k, t in tests.items() if k in squeezed})
-    for i, step in enumerate(steps):
-        open_claims = [
-            c for c in step.claims if c.kind == CONDITION and c.condition is None and c.name is None
-        ]
-        if not open_claims:
-            continue
-        recent = set().union(*named[max(0, i - 3) : i + 1])
-        if len(recent) == 1:
-            for c in open_claims:
-                c.condition = next(iter(recent))
 
 
 _FINISHES = re.compile(

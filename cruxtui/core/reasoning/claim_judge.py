@@ -36,6 +36,7 @@ from cruxtui.core.reasoning.claim_types import (
 from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
 from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, literal_value, value_key
+from cruxtui.core.reasoning.prose_claims import changes_state
 from cruxtui.core.reasoning.step_placement import in_loop_positions
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
 from cruxtui.core.util import safe_ast
@@ -104,17 +105,25 @@ class Judge:
         self.n = len(trace.steps)
         self.anchors: list[int | None] = [None] * len(chain.steps)
         self.names = shape.names
+        self.call_pins: list[int] = []
+        """Positions just after a state-changing call the chain stated: nothing before them is
+        a placement slip for what the chain says next."""
         self.last: dict[str, tuple[object, int]] = {}
         """Per variable: the value the chain last stated correctly, and where."""
 
     def run(self) -> list[Judgement]:
         # Pass 1: which steps are pinned (a claim holds exactly where the step was placed).
+        last = 0
         for step in self.chain.steps:
             p = self.placed[step.index]
             if p is not None and any(
                 self._holds_at(c, p) for c in step.claims if c.kind == BINDING
             ):
                 self.anchors[step.index] = p
+            elif (done := self._call_done(step, last)) is not None:
+                self.anchors[step.index] = done
+                self.call_pins.append(done)
+            last = self.anchors[step.index] or last
         out: list[Judgement] = []
         for step in self.chain.steps:
             hypothetical = bool(_HYPOTHETICAL.search(step.text))
@@ -209,6 +218,27 @@ class Judge:
         inside = in_loop_positions(self.trace, self.shape, self.pos)
         return [k for k in cand if k in inside] or cand
 
+    def _call_done(self, step: ReasoningStep, since: int) -> int | None:
+        """ "pop(0) removes 'Dmreh'": a state-changing call the step states rightly, where the
+        code makes it, pins the step to just after that call (what follows sees its effect)."""
+        for c in step.claims:
+            if c.retracted or c.before_line is None or not changes_state(c):
+                continue
+            for k in range(since, self.n - 1):
+                st = self.trace.steps[k]
+                if st.line == c.before_line and st.event == "line" and self._holds_at(c, k):
+                    return k + 1
+        return None
+
+    def _enters(self, k: int, line: int) -> bool:
+        """At a `for` header the iterable is made once, as the loop is entered (not on each
+        return to the header); any other line starts afresh each time."""
+        if line not in self.shape.for_iters:
+            return True
+        loop = next((lp for lp in self.shape.loops if lp[0] == line), None)
+        came = self.pos.ran[k]
+        return loop is None or came is None or not loop[0] <= came <= loop[2]
+
     def _names_in(self, text: str) -> bool:
         """Does `text` use a variable of the code (`list` may be the code's own, not the type)?"""
         try:
@@ -295,6 +325,8 @@ class Judge:
         before = [a for a in self.anchors[: step.index] if a is not None]
         after = [a for a in self.anchors[step.index + 1 :] if a is not None]
         lo = before[-NEAR - 1] if len(before) > NEAR else 0
+        own = self._window(step)[0]
+        lo = max([lo, *(c for c in self.call_pins if c <= own)])
         hi = after[NEAR] if len(after) > NEAR else self.n - 1
         return any(
             (have := self._v(claim, k)) is not None and agrees(claim.value, have) is True
@@ -317,6 +349,7 @@ class Judge:
                 for k in range(self.n)
                 if self.trace.steps[k].line == claim.before_line
                 and self.trace.steps[k].event == "line"
+                and self._enters(k, claim.before_line)
             ]
             cand = [k for k in cand if k in starts] or starts or cand
         if claim.line is not None and self.chain.format == "prose":

@@ -25,6 +25,8 @@ class CodeFacts:
     """(header line, first body line, last line) of f's own loops."""
     for_targets: dict[int, set[str]] = field(default_factory=dict)
     """`for` header line -> the names its target binds."""
+    for_iters: dict[int, str] = field(default_factory=dict)
+    """`for` header line -> the source of what it iterates over (`range(len(s))`)."""
     single_loop: bool = False
     """Exactly one `for`/`while` loop in f (comprehensions not counted)."""
     loop_vars: set[str] = field(default_factory=set)
@@ -37,6 +39,8 @@ class CodeFacts:
     """Method name -> the receivers it is called on (`text.rfind(...)` -> {"text"})."""
     call_sources: dict[str, set[str]] = field(default_factory=dict)
     """Method name -> the whole calls as written (`text.rfind('i')`)."""
+    call_lines: dict[str, set[int]] = field(default_factory=dict)
+    """A whole method call as written, spaces removed (`text.pop(0)`) -> the lines making it."""
     method_lines: dict[str, set[int]] = field(default_factory=dict)
     """Method name -> the lines that call it (where "after the append" is)."""
     return_fstring: bool = False
@@ -72,6 +76,7 @@ def code_facts(code: str) -> CodeFacts:
         if isinstance(node, ast.For | ast.While):
             facts.loops.append((node.lineno, node.body[0].lineno, node.end_lineno or node.lineno))
         if isinstance(node, ast.For):
+            facts.for_iters[node.lineno] = ast.get_source_segment(code, node.iter) or ""
             facts.for_targets[node.lineno] = {
                 n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)
             }
@@ -84,6 +89,7 @@ def code_facts(code: str) -> CodeFacts:
                 facts.calls.setdefault(node.func.attr, set()).add(receiver)
             if whole and "\n" not in whole:
                 facts.call_sources.setdefault(node.func.attr, set()).add(whole)
+                facts.call_lines.setdefault(whole.replace(" ", ""), set()).add(node.lineno)
             facts.method_lines.setdefault(node.func.attr, set()).add(node.lineno)
         if isinstance(node, ast.Return) and isinstance(node.value, ast.JoinedStr):
             facts.return_fstring = True

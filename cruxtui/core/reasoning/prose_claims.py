@@ -27,6 +27,7 @@ from cruxtui.core.reasoning.claim_types import (
     LOOP_VALUES,
     RETURN,
     Claim,
+    ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.literal_scan import (
@@ -343,7 +344,7 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if kind == CONDITION:
             claim.condition = resolved
         claim.start, claim.end = s_start, end
-        claim.before_line = _changing_call_line(resolved, facts)
+        claim.before_line = _changing_call_line(resolved, facts) or loop_entry_line(resolved, facts)
         claims.append(claim)
     return claims
 
@@ -362,8 +363,17 @@ def _changing_call_line(src: str, facts: CodeFacts) -> int | None:
         return None
     if node.func.attr not in _GIVES_AND_CHANGES:
         return None
-    lines = facts.method_lines.get(node.func.attr, set())
+    lines = facts.call_lines.get(src.replace(" ", "")) or facts.method_lines.get(
+        node.func.attr, set()
+    )
     return next(iter(lines)) if len(lines) == 1 else None
+
+
+def changes_state(claim: Claim) -> bool:
+    """A claim about a call that gives a value and changes its receiver (`text.pop(0)`)."""
+    return claim.kind == EXPRESSION and bool(
+        re.search(r"\.(?:" + "|".join(_GIVES_AND_CHANGES) + r")\(", claim.name or "")
+    )
 
 
 def _names_in_expression(src: str) -> set[str]:
@@ -860,7 +870,8 @@ _THROUGH_RE = re.compile(
     re.I,
 )
 _RANGE_GIVES = re.compile(
-    r"`?(?P<expr>range\([^()\n]*\))`?(?:,\s*which\s+|\s+)(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
+    r"`?(?P<expr>range\([^()\n]*\))`?(?:(?:,\s*which\s+|\s+)(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
+    r"|\s*:\s+(?=-?\d))"
     r"(?:the\s+)?(?:values\s+|numbers\s+)?(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|,\s+(?:so|and|but|then)\b|\s+\()",
     re.I,
 )
@@ -874,6 +885,32 @@ _TIMES_RE = re.compile(
     r"eight|nine|ten)\s+iterations\b",
     re.I,
 )
+
+
+_RANGE_TIMES_RE = re.compile(
+    r"`?(?P<expr>range\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))`?\s+(?:runs|iterates|executes|loops|repeats|"
+    r"goes\s+round|has)\s+(?:exactly\s+|only\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten)(?:\s+(?:times?|iterations?|values|numbers|elements|steps))\b",
+    re.I,
+)
+
+
+def loop_entry_line(src: str, facts: CodeFacts) -> int | None:
+    """The `for` header iterating over `src` (a range is made once, as the loop starts)."""
+    want = src.replace(" ", "")
+    lines = [h for h, it in facts.for_iters.items() if it.replace(" ", "") == want]
+    return lines[0] if len(lines) == 1 else None
+
+
+def _leading_values(words: str) -> str | None:
+    """ "6, 4, 2, 0, zeroing those": the numbers listed before the words go on (two at least)."""
+    items: list[str] = []
+    for part in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", words.strip()):
+        part = part.strip().strip("`")
+        if not re.fullmatch(r"-?\d+", part):
+            break
+        items.append(part)
+    return "[" + ", ".join(items) + "]" if len(items) >= 2 else None
 
 
 def _values_list(words: str) -> str | None:
@@ -913,22 +950,17 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
             rest = words[named.end() :].strip()
             one = re.fullmatch(r"(-?\d+)(?:\s+(?:once|only))?", rest)
             words = f"[{one.group(1)}]" if one else rest
-        vals = _values_list(words)
+        vals = _values_list(words) or _leading_values(words)
         if vals is None:
             continue
         expr = resolve_expression(m.group("expr"), facts)
         if expr is None:
             continue
-        claims.append(
-            Claim(
-                EXPRESSION,
-                m.group(0),
-                vals,
-                name=f"list({expr})",
-                start=m.start(),
-                end=m.end(),
-            )
+        claim = Claim(
+            EXPRESSION, m.group(0), vals, name=f"list({expr})", start=m.start(), end=m.end()
         )
+        claim.before_line = loop_entry_line(expr, facts)
+        claims.append(claim)
     ranges = len(claims)
     for m in _LOOP_VALUES_RE.finditer(text):
         name = m.group("name")
@@ -975,16 +1007,11 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         if expr is None or abs(b - a) > 1000:
             continue
         span = list(range(a, b + 1)) if a <= b else list(range(a, b - 1, -1))
-        claims.append(
-            Claim(
-                EXPRESSION,
-                m.group(0),
-                repr(span),
-                name=f"list({expr})",
-                start=m.start(),
-                end=m.end(),
-            )
+        claim = Claim(
+            EXPRESSION, m.group(0), repr(span), name=f"list({expr})", start=m.start(), end=m.end()
         )
+        claim.before_line = loop_entry_line(expr, facts)
+        claims.append(claim)
     for m in _THROUGH_RE.finditer(text):
         name = m.group("name")
         if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
@@ -997,6 +1024,23 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         else:
             vals = f"[{m.group('one')}]"
         claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+    for m in _RANGE_TIMES_RE.finditer(text):
+        # "`range(0, len(s))` runs 5 times": as many times as the range has numbers.
+        expr = resolve_expression(m.group("expr"), facts)
+        if expr is None or any(
+            _overlaps(Claim(LOOP_COUNT, "", "", start=m.start(), end=m.end()), c) for c in claims
+        ):
+            continue
+        claim = Claim(
+            EXPRESSION,
+            m.group(0),
+            str(_count(m.group("n"))),
+            name=f"len({expr})",
+            start=m.start(),
+            end=m.end(),
+        )
+        claim.before_line = loop_entry_line(expr, facts)
+        claims.append(claim)
     for m in _TIMES_RE.finditer(text):
         n = (m.group("n") or m.group("n2") or m.group("n3")).lower()
         count = _COUNT_WORDS.get(n) or int(n)
@@ -1139,6 +1183,71 @@ _APPEARS_RE = re.compile(
 )
 
 
+_LENGTH_OF_RE = re.compile(
+    r"\bthe\s+(?:length|size|len)\s+of\s+(?:the\s+(?:list|string|dict(?:ionary)?|tuple|set)\s+)?"
+    r"`?(?P<box>[A-Za-z_]\w*)`?\s+(?:is|was|equals|becomes|=|->|→)\s+"
+    r"|\bthe\s+number\s+of\s+(?:elements|items|characters|entries|keys|values|letters)\s+in\s+"
+    r"`?(?P<box2>[A-Za-z_]\w*)`?\s+(?:is|was|equals|becomes|=)\s+",
+    re.I,
+)
+_COUNT_OF_RE = re.compile(
+    r"\bthe\s+(?:count|number)\s+of\s+(?:times\s+)?(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)s?"
+    r"(?:\s+(?:appears|occurs))?(?:\s+in\s+`?(?P<box>[A-Za-z_]\w*)`?)?\s+(?:is|was|equals|=)\s+",
+    re.I,
+)
+
+
+def _counted_box(facts: CodeFacts, named: str | None) -> str | None:
+    """The sequence "5 appears 3 times" counts in: the one named, else the one the code counts
+    in (`.count` on one receiver), else f's only argument."""
+    if named is not None:
+        return named if named in facts.names else None
+    receivers = facts.calls.get("count", set())
+    if len(receivers) == 1 and next(iter(receivers)) in facts.names:
+        return next(iter(receivers))
+    return facts.params[0] if len(facts.params) == 1 else None
+
+
+def find_lengths(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "the length of nums is 5", "the number of keys in d is 2", "the count of 4 is 3": a
+    length or count stated in words, as the expression `len(nums)` / `nums.count(4)`."""
+    claims: list[Claim] = []
+    for m in _LENGTH_OF_RE.finditer(text):
+        box = m.group("box") or m.group("box2")
+        got = _value_at(text, m.end())
+        if box not in facts.names or got is None or not re.fullmatch(r"\d+", got[1]):
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                text[m.start() : got[0]],
+                got[1],
+                name=f"len({box})",
+                start=m.start(),
+                end=got[0],
+            )
+        )
+    for m in _COUNT_OF_RE.finditer(text):
+        box = _counted_box(facts, m.group("box"))
+        got = _value_at(text, m.end())
+        if box is None or got is None or not re.fullmatch(r"\d+", got[1]):
+            continue
+        counted = resolve_expression(f"{box}.count({m.group('item')})", facts)
+        if counted is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                text[m.start() : got[0]],
+                got[1],
+                name=counted,
+                start=m.start(),
+                end=got[0],
+            )
+        )
+    return claims
+
+
 _POSITIONS_RE = re.compile(
     r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?:appears|occurs|is|sits|shows\s+up)\s+(?:only\s+)?at\s+"
     r"(?:positions|indices|indexes|index|position)\s+(?P<vals>-?\d+(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)-?\d+)*)"
@@ -1223,10 +1332,8 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
             Claim(EXPRESSION, m.group(0), repr(found), name=expr, start=m.start(), end=m.end())
         )
     for m in _APPEARS_RE.finditer(text):
-        box = m.group("box")
-        if box is None and len(facts.params) == 1:
-            box = facts.params[0]
-        if box is None or box not in facts.names:
+        box = _counted_box(facts, m.group("box"))
+        if box is None:
             continue
         counted = resolve_expression(f"{box}.count({m.group('item')})", facts)
         if counted is None:
@@ -1390,7 +1497,9 @@ def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
-_ARITH_EQ = re.compile(r"\s*=(?!=)\s*(?=[-\d'\"\[(])")
+_ARITH_EQ = re.compile(
+    r"\s*(?:=(?!=)|\b(?:is|equals|gives|evaluates\s+to|comes\s+to|makes)\b(?!\s+not\b))\s*(?=[-\d'\"\[(])"
+)
 
 
 def find_arithmetic(text: str) -> list[Claim]:
@@ -1436,6 +1545,65 @@ def find_arithmetic(text: str) -> list[Claim]:
     return claims
 
 
+_WORKED_EQ = re.compile(
+    r"\s*(?:(?<![=<>!])=(?!=)|->|→|\b(?:is|equals|gives|evaluates\s+to|comes\s+to)\b(?!\s+not\b))"
+    r"\s*(?=[-\d'\"\[({`TFN])"
+)
+_AFTER_OPERAND = ")]}_.+-*/%=<>,"
+
+
+def find_worked(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "len(nums) - 1 = 3", "counts[ele - 1] + 1 = 2", "text.count('a') * 2 -> 6": an expression
+    over f's frame written out with spaces and its worked value (the whole expression: the
+    longest tail of the clause that is one). A value of an assignment's right-hand side ("i =
+    len(s) - 1 = 0") is the variable's, read as a binding."""
+    claims: list[Claim] = []
+    for m in _WORKED_EQ.finditer(text):
+        got = claimed_value(text, m.end())
+        if got is None:
+            continue
+        line_start = max(text.rfind("\n", 0, m.start()), text.rfind(": ", 0, m.start()) + 1, 0)
+        line_start = max(line_start, m.start() - 120)
+        head = text[line_start : m.start()]
+        found = None
+        for k in range(len(head)):
+            if k and (head[k - 1].isalnum() or head[k - 1] in "_'\".`"):
+                continue
+            src = head[k:].strip().strip("`").strip()
+            if not src or " " not in src:
+                continue  # tight expressions are read by find_expressions
+            try:
+                node = safe_ast.parse(src, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            tests = isinstance(node, ast.Compare | ast.BoolOp) and m.group(0).strip() in ("->", "→")
+            if not (isinstance(node, ast.BinOp | ast.Subscript | ast.Call) or tests):
+                break
+            if not _names_in_expression(src) & facts.names:
+                break  # values only: find_arithmetic's
+            at = line_start + k + (len(head[k:]) - len(head[k:].lstrip(" `")))
+            before = text[max(0, at - 3) : at].rstrip(" `")
+            if before and before[-1] in _AFTER_OPERAND:
+                break  # the tail of something larger, or an assignment's right-hand side
+            resolved = resolve_expression(src, facts)
+            if resolved is not None:
+                found = (at, resolved)
+            break
+        if found is None:
+            continue
+        start, src = found
+        end, lit = got
+        kind = CONDITION if lit in ("True", "False") and _is_test(src) else EXPRESSION
+        if kind == EXPRESSION and _mutated_receiver(src, facts) is not None:
+            continue
+        claim = Claim(kind, text[start:end], lit, name=_listed(src), start=start, end=end)
+        if kind == CONDITION:
+            claim.condition = src
+        claim.before_line = _changing_call_line(src, facts)
+        claims.append(claim)
+    return claims
+
+
 def find_results(text: str, names: set[str]) -> list[Claim]:
     """ "... all 1s are removed from nums, giving [2, 3]": a result stated without its subject
     next to it. The subject is the one variable of f the clause speaks of that is not an
@@ -1474,9 +1642,63 @@ _METHOD_VERB = re.compile(
     re.I,
 )
 _WHICH_GIVES = re.compile(
-    r",\s*(?:which\s+(?:gives|returns|yields|produces|leaves)|giving|yielding|producing)\s+(?:us\s+|back\s+)?",
+    r",\s*(?:which\s+(?:gives|returns|yields|produces|leaves)|giving|yielding|producing|(?P<left>leaving))"
+    r"\s+(?:us\s+|back\s+)?",
     re.I,
 )
+_WRITTEN_CALL = re.compile(
+    r"`?(?<![\w.])(?P<src>[A-Za-z_]\w*(?:\[[^\]\n]{1,30}\])?(?:\.[a-z_]\w*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))+)`?"
+)
+
+
+def _result_after(
+    text: str, at: int, facts: CodeFacts
+) -> tuple[re.Match[str], tuple[int, str]] | None:
+    """ "..., which gives V" / ", leaving V" later in the clause from `at`, with no comma and no
+    other subject (a variable, a method of the code) in between."""
+    which = _WHICH_GIVES.search(text, at, _clause_end_at(text, at))
+    if which is None or "," in text[at : which.start()]:
+        return None
+    words = re.findall(r"[A-Za-z_]\w*", text[at : which.start()])
+    if any(w in facts.names or w in facts.calls for w in words):
+        return None  # another subject in between: which value is meant is unclear
+    got = _value_at(text, which.end())
+    return None if got is None else (which, got)
+
+
+def find_call_results(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "text.strip() removes the space and tab, leaving '\\t'": a call written out, then what it
+    gives further on in the clause. After a call that changes its receiver (`nums.remove(2)
+    drops the first 2, leaving [1, 3]`) what is left is the receiver."""
+    claims: list[Claim] = []
+    for m in _WRITTEN_CALL.finditer(text):
+        src = resolve_expression(m.group("src"), facts)
+        if src is None:
+            continue
+        found = _result_after(text, m.end(), facts)
+        if found is None:
+            continue
+        which, (end, lit) = found
+        receiver = _mutated_receiver(src, facts)
+        changing = receiver is not None or bool(re.search(r"\.(?:pop|popitem|popleft)\(", src))
+        if changing:
+            head = re.match(r"[A-Za-z_]\w*", src)
+            name = receiver or (head.group(0) if head else "")
+            if not which.group("left") or name not in facts.names:
+                continue  # "which gives" after a pop: the popped value or the rest, unclear
+            claim = Claim(BINDING, text[m.start() : end].strip(), lit, name=name, change=True)
+            lines = facts.call_lines.get(src.replace(" ", ""), set())
+            claim.line = next(iter(lines)) if len(lines) == 1 else None
+        else:
+            kind = CONDITION if lit in ("True", "False") and _is_test(src) else EXPRESSION
+            claim = Claim(kind, text[m.start() : end].strip(), lit, name=_listed(src))
+            if kind == CONDITION:
+                claim.condition = src
+        claim.start, claim.end, claim.by_method = m.start(), end, True
+        claims.append(claim)
+    return claims
+
+
 _METHOD_WORD = re.compile(
     r"(?<![\w.`])`?\.?(?P<m>[a-z_][a-z0-9_]*)(?P<call>\([^()\n]*\))?`?(?![\w.(])"
 )
@@ -1509,15 +1731,10 @@ def find_method_results(text: str, facts: CodeFacts) -> list[Claim]:
         if verb is not None and not _NEGATED.match(text, verb.end()):
             got = _value_at(text, verb.end())
         if got is None:
-            clause_end = _clause_end_at(text, m.end())
-            which = _WHICH_GIVES.search(text, m.end(), clause_end)
-            if which is None or "," in text[m.end() : which.start()]:
-                continue
-            between = text[m.end() : which.start()]
-            words = re.findall(r"[A-Za-z_]\w*", between)
-            if any(w in facts.names or w in facts.calls for w in words):
-                continue  # another subject in between: which value is meant is unclear
-            got = _value_at(text, which.end())
+            if _mutated_receiver(subject, facts) is not None or re.search(r"\.pop", subject):
+                continue  # a changing call: its value or what is left, unclear
+            found = _result_after(text, m.end(), facts)
+            got = None if found is None else found[1]
         if got is None:
             continue
         end, lit = got
@@ -1556,11 +1773,14 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
+        + find_worked(text, facts)
+        + find_lengths(text, facts)
+        + find_questions(text, facts)
         + find_transforms(text)
         + find_sets(text, facts)
     )
     anaphora = find_anaphora(text, facts)
-    methods = find_method_results(text, facts)
+    methods = find_method_results(text, facts) + find_call_results(text, facts)
     chosen: list[Claim] = []
     for group in (loops, exprs, members, conds, rets, binds, methods, anaphora, results):
         for c in group:
@@ -1592,3 +1812,94 @@ def _conditional(text: str, claim: Claim) -> bool:
 
 def _overlaps(a: Claim, b: Claim) -> bool:
     return a.start < b.end and b.start < a.end
+
+
+_QUESTION_RE = re.compile(
+    r"\b(?:is|does)\s+(?P<cond>[^?\n]{3,80}?)\s*\?\s*(?P<ans>yes|yep|no|nope|true|false)\b", re.I
+)
+
+
+def find_questions(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "Is '3' in text[1:]? No, so ...": a test asked and answered, as a condition claim."""
+    claims: list[Claim] = []
+    for m in _QUESTION_RE.finditer(text):
+        cond = m.group("cond").strip().strip("`").strip()
+        if not _parses_as_expression(cond) or not _looks_like_condition(cond, ()):
+            continue
+        resolved = resolve_expression(cond, facts)
+        if resolved is None or not _is_test(resolved):
+            continue
+        truth = str(m.group("ans").lower() in ("yes", "yep", "true"))
+        claims.append(
+            Claim(
+                CONDITION,
+                m.group(0),
+                truth,
+                name=resolved,
+                condition=resolved,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
+_ASKED_RE = re.compile(r"\b(?:is|does)\s+(?P<cond>[^?\n]{3,80}?)\s*\?\s*$", re.I)
+_ANSWERED_RE = re.compile(r"\s*(?P<ans>yes|yep|no|nope)\b", re.I)
+
+
+def answer_questions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
+    """ "Is '3' in text[1:]? No, so a stays 0.": a test asked at the end of one sentence and
+    answered at the start of the next is a condition claim, read in the answer's sentence."""
+    for prev, step in zip(steps, steps[1:], strict=False):
+        asked = _ASKED_RE.search(prev.text)
+        said = _ANSWERED_RE.match(step.text)
+        if asked is None or said is None:
+            continue
+        got = find_questions(f"is {asked.group('cond')}? {said.group('ans')}", facts)
+        if not got:
+            continue
+        claim = got[0]
+        claim.start, claim.end = prev.start + asked.start(), step.start + said.end()
+        claim.text = f"{prev.text[asked.start() :].strip()} {said.group('ans')}"
+        step.claims.insert(0, claim)
+
+
+_TEST_QUOTED = re.compile(
+    r"\b(?:if|elif|while)\s+`?(?P<test>[^:`\n]+?)`?\s*(?::|\.(?:\s|$)|,|;|\?|$)", re.M
+)
+_REMEMBERED_STEPS = 3
+"""How many steps on an unnamed "the condition" still speaks of the test last quoted."""
+
+
+def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
+    """ "First: if n < 0 or len(text) <= n. ... n < 0 is True ... the condition is False overall":
+    a condition claim that names no test speaks of the code's test the chain quoted last, a few
+    sentences back at most. A test quoted that is not the code's forgets it."""
+    tests = {t.replace(" ", ""): t for t in facts.cond_text.values() if t}
+    current: str | None = None
+    age = 0
+    for step in steps:
+        quoted = [m for m in _TEST_QUOTED.finditer(step.text)]
+        for c in step.claims:
+            if c.kind == CONDITION and c.condition is None and c.name is None and c.line is None:
+                before = [m for m in quoted if step.start + m.end() <= c.start]
+                if before:
+                    named = tests.get(before[-1].group("test").strip().replace(" ", ""))
+                    if named is not None:
+                        c.condition = named
+                        continue
+                if current is not None and age <= _REMEMBERED_STEPS:
+                    c.condition = current
+        if quoted:
+            current = tests.get(quoted[-1].group("test").strip().replace(" ", ""))
+            age = 0
+        else:
+            age += 1
+        if current is None or not quoted:
+            # The code's test written out word for word in the sentence ("we look at if a > 2
+            # or b == 'z' first"), when it is the only one.
+            squeezed = re.sub(r"[\s`]+", "", step.text)
+            written = {t for k, t in tests.items() if len(k) >= 5 and k in squeezed}
+            if len(written) == 1:
+                current, age = written.pop(), 0
