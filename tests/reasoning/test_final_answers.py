@@ -173,3 +173,29 @@ def test_comments_in_a_rewritten_function_are_not_claims_about_f() -> None:
     )
     result = align_text(chain, tr)
     assert result.first_divergence is None, result.first_divergence
+
+
+def test_the_type_of_the_result_is_a_claim_when_f_is_named() -> None:
+    code = "def f(a, b):\n    return (a + b, a * b)"
+    tr = run(code, "f(2, 3)")
+    wrong = "The function returns a list of the sum and the product. It is [5, 6]."
+    result = align_text(wrong, tr)
+    assert flagged(result) == "The function returns a list"
+    assert result.first_divergence.true_value == "(5, 6)"  # type: ignore[union-attr]
+    right = "The function returns a tuple holding the sum and the product."
+    result = align_text(right, tr)
+    assert result.first_divergence is None
+    assert [j.verdict for j in result.judgements] == ["consistent"]
+
+
+def test_a_type_named_for_something_else_or_hedged_is_no_claim() -> None:
+    code = "def f(a, b):\n    return (a + b, a * b)"
+    tr = run(code, "f(2, 3)")
+    for chain in (
+        "We should check if f() returns a list here.",
+        "This function returns a list in my rewrite, unlike the original.",
+        "It returns a list, the split does.",
+        "The function returns a string.split(',') result, roughly.",
+    ):
+        result = align_text(chain, tr)
+        assert result.first_divergence is None, chain

@@ -310,6 +310,59 @@ def _bare_value(text: str, ls: int, le: int) -> tuple[int, str] | None:
     return le, value
 
 
+TYPE_PREFIX = "<type "
+"""A claimed value that is only a type ("the function returns a list of ..."): `<type list>`."""
+_TYPE_NOUNS = {
+    "list": "list",
+    "string": "str",
+    "str": "str",
+    "tuple": "tuple",
+    "dict": "dict",
+    "dictionary": "dict",
+    "set": "set",
+    "integer": "int",
+    "int": "int",
+    "boolean": "bool",
+    "bool": "bool",
+    "float": "float",
+}
+_RETURNS_TYPE = re.compile(
+    r"(?:^|(?<=[.!?:]\s)|(?<=\n))[ \t>*_-]*(?:so\s+|thus\s+|hence\s+|therefore,?\s+)?"
+    r"(?:the\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n()]*\))?`?)\s+"
+    r"(?:always\s+|will\s+|then\s+)?returns\s+(?:an?|one)\s+"
+    r"(?:(?:new|single|sorted|reversed|modified|plain|python|non-empty|nonempty)\s+)?"
+    r"(?P<noun>" + "|".join(sorted(_TYPE_NOUNS, key=len, reverse=True)) + r")\b(?!\s*\(|\.\w)",
+    re.I | re.M,
+)
+
+
+def type_claims(text: str) -> list[Claim]:
+    """ "The function returns a list of the first counts": f's result is of that type. Only
+    for f named as the subject at the head of a sentence (never "it", "this function" — a
+    rewritten one — or a hedge: "check if f() returns a list")."""
+    out = []
+    for m in _RETURNS_TYPE.finditer(text):
+        noun = _TYPE_NOUNS[m.group("noun").lower()]
+        start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*_-"))
+        out.append(
+            Claim(RETURN, text[start : m.end()], f"{TYPE_PREFIX}{noun}>", start=start, end=m.end())
+        )
+    return out
+
+
+def type_verdict(claimed: str, true: str) -> bool | None:
+    """Is the traced value `true` of the type a type claim names? None when it cannot be told
+    (not a literal; an int claimed for a bool, which is one)."""
+    name = claimed[len(TYPE_PREFIX) : -1]
+    obj = literal_value(true)
+    if not is_literal(true):
+        return None
+    have = type(obj).__name__
+    if name == "int" and have == "bool":
+        return None
+    return have == name
+
+
 def answer_after_thinking(text: str) -> Claim | None:
     """The answer part after a reasoning model's `</think>` when it is nothing but a value: the
     thinking ended, what follows is the answer."""
