@@ -199,3 +199,24 @@ def test_a_type_named_for_something_else_or_hedged_is_no_claim() -> None:
     ):
         result = align_text(chain, tr)
         assert result.first_divergence is None, chain
+
+
+def test_a_value_given_in_words_or_in_a_parenthesis_is_the_answer() -> None:
+    code = "def f(s):\n    return s.strip('x')"
+    tr = run(code, "f('xax')")
+    for chain, wrong in (
+        ("Stripping the x's from both ends. Output: an empty string", "Output: an empty string"),
+        (
+            "f returns what is left after the strip (i.e. 'ax').",
+            "f returns what is left after the strip (i.e. 'ax'",
+        ),
+        (
+            "The function returns the remaining text (namely the empty string).",
+            "The function returns the remaining text (namely the empty string",
+        ),
+    ):
+        result = align_text(chain, tr)
+        assert flagged(result) == wrong, chain
+    right = "The function returns the middle part (here 'a')."
+    result = align_text(right, tr)
+    assert result.first_divergence is None and len(result.judgements) == 1

@@ -36,6 +36,7 @@ from cruxtui.core.reasoning.final_answer import (
     closing_answer,
     comment_answers,
     names_a_call,
+    namely_returns,
     type_claims,
 )
 from cruxtui.core.reasoning.prose_claims import (
@@ -241,7 +242,8 @@ def _answers(
     comments = comment_answers(work[:body_end])
     in_code = [c for c in forms if any(s <= c.start < e for s, e in spans)]
     found = [c for c in forms if c not in in_code] + comments
-    found += type_claims(blank(work, spans)[:body_end])
+    prose = blank(work, spans)[:body_end]
+    found += type_claims(prose) + namely_returns(prose)
     if not has_block:
         # In code, only a test of a call written out (`assert f('ab') == 'ba'`, not
         # `assert f(x) == y`) can be the answer.

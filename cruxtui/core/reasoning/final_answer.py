@@ -218,12 +218,37 @@ _END_OF_VALUE = re.compile(
 )
 
 
+_EMPTY_WORDS = re.compile(
+    r"\s*(?:an?|the)\s+empty\s+(?P<t>list|string|str|dict|dictionary|tuple|set)\b", re.I
+)
+_EMPTY_VALUES = {"list": "[]", "string": "''", "str": "''", "dict": "{}", "dictionary": "{}"}
+_EMPTY_VALUES |= {"tuple": "()", "set": "set()"}
+_RETURNS_NAMELY = re.compile(
+    r"(?:^|(?<=[.!?]\s))(?:the\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n()]*\))?`?)\s+"
+    r"(?:will\s+)?returns?\s+[^.()\n]{0,50}\(\s*(?:in\s+this\s+case|here|i\.e\.|namely|that\s+is)\s*,?\s*",
+    re.I | re.M,
+)
+
+
+def namely_returns(text: str) -> list[Claim]:
+    """ "The function returns an arbitrary value (in this case, the empty string)": the value
+    given in the parenthesis is f's result."""
+    out = []
+    for m in _RETURNS_NAMELY.finditer(text):
+        got = _value_at(text, m.end())
+        if got is not None and text[got[0] : got[0] + 1] == ")":
+            out.append(Claim(RETURN, text[m.start() : got[0]], got[1], start=m.start(), end=got[0]))
+    return out
+
+
 def _value_at(text: str, i: int) -> tuple[int, str] | None:
     """A literal answer value at text[i:] ending cleanly (a word constant counts: `FALSE`)."""
     got = scan_literal(text, i)
     if got is not None:
         end, lit = got
         value = literal_answer(lit)
+    elif m := _EMPTY_WORDS.match(text, i):
+        end, value = m.end(), _EMPTY_VALUES[m.group("t").lower()]
     else:
         m = re.compile(r"\s*`?(?P<w>true|false|null|none)\b`?", re.I).match(text, i)
         if m is None:
