@@ -35,8 +35,8 @@ from cruxtui.core.reasoning.final_answer import (
     block_claim,
     closing_answer,
     comment_answers,
-    names_a_call,
     namely_returns,
+    names_a_call,
     type_claims,
 )
 from cruxtui.core.reasoning.prose_claims import (
