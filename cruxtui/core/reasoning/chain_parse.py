@@ -206,6 +206,7 @@ def parse_prose(text: str, code: str) -> Chain:
         steps.append(step)
     name_quoted_conditions(steps, facts)
     answer_questions(steps, facts)
+    _hypothetical_followups(masked, steps)
     _returned_across(masked, steps)
     _last_iteration(masked, steps)
     if block is not None:
@@ -271,6 +272,23 @@ def _answers(
     steps.sort(key=lambda st: st.start)
     for i, st in enumerate(steps):
         st.index = i
+
+
+_SUPPOSE = re.compile(
+    r"\b(?:what\s+if|suppose|supposing|imagine|assume|if\b[^.?!\n]*\b(?:were|had\s+been))\b", re.I
+)
+_WOULD = re.compile(r"\b(?:would|'d)\b", re.I)
+
+
+def _hypothetical_followups(masked: str, steps: list[ReasoningStep]) -> None:
+    """ "What if a were 4? Then x would be 5.": the sentence after a supposition that goes on in
+    the conditional speaks of the supposed run, not of this one; its values are no claims."""
+    for prev, step in zip(steps, steps[1:], strict=False):
+        if not _SUPPOSE.search(masked, prev.start, prev.end):
+            continue
+        if not _WOULD.search(masked, step.start, step.end):
+            continue
+        step.claims = [c for c in step.claims if c.kind not in (BINDING, EXPRESSION, CONDITION)]
 
 
 _RETURNED_ALONE = re.compile(
