@@ -43,6 +43,9 @@ WRONG_ENDINGS = [
     "In the interpreter:\n>>> f([3, 4])\n[6, 9]",
     "Output:\n```\n[6, 9]\n```\nbecause every item is doubled.",
     "When we call f([3, 4]), we get [6, 9] since each item doubles.",
+    "Each item is doubled, giving [6, 9].",
+    "Both items double, so we end up with [6, 9]",
+    "Doubled: [6, 9]",
 ]
 
 
@@ -220,3 +223,12 @@ def test_a_value_given_in_words_or_in_a_parenthesis_is_the_answer() -> None:
     right = "The function returns the middle part (here 'a')."
     result = align_text(right, tr)
     assert result.first_divergence is None and len(result.judgements) == 1
+
+
+def test_a_chain_with_an_answer_does_not_end_on_a_second_one() -> None:
+    """The value a chain ends on is its answer only when it gives none in another form."""
+    tr = run()
+    chain = "The output is [6, 8]. Before that, the first item alone, doubled: [6]"
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence
+    assert [j.claim.value for j in result.judgements if j.claim.kind == RETURN] == ["[6, 8]"]

@@ -35,6 +35,7 @@ from cruxtui.core.reasoning.final_answer import (
     block_claim,
     closing_answer,
     comment_answers,
+    concluding_value,
     namely_returns,
     names_a_call,
     type_claims,
@@ -258,6 +259,11 @@ def _answers(
         prose_returns = [c for st in steps for c in st.claims if c.kind == RETURN]
         if last and not any(c.start > last[-1].start for c in prose_returns):
             found.append(last[-1])
+        elif not last and not prose_returns and not found:
+            # A chain that states no answer in any form ends on its result ("..., giving [2, 4].").
+            concluded = concluding_value(blank(work, spans)[:body_end])
+            if concluded is not None:
+                found.append(concluded)
     have = [c for st in steps for c in st.claims]
     for claim in sorted(found, key=lambda c: c.start):
         if any(claim.start < c.end and c.start < claim.end for c in have):

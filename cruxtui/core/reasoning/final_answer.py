@@ -320,6 +320,38 @@ def closing_answer(text: str, start: int = 0, names: frozenset[str] = frozenset(
     )
 
 
+_CONCLUDES = re.compile(
+    r"(?:,\s*|\s)(?:giving|which\s+gives|that\s+gives|gives|yields?|yielding|we\s+get|you\s+get|"
+    r"we\s+end\s+up\s+with|we\s+are\s+left\s+with|leaving|resulting\s+in|results?\s+in|"
+    r"produces?|producing)\s+|:\s*|\s(?:=|→|->|=>)\s*",
+    re.I,
+)
+
+
+def concluding_value(text: str) -> Claim | None:
+    """The value a chain ends on when it states no answer in any form: the last sentence's
+    result ("Each item doubles, giving [2, 4].", "Doubled: [2, 4]"), the literal being the
+    chain's last words. Only for a chain with no other answer: a chain asked for f's output ends
+    with it."""
+    body = text.rstrip()
+    if not body:
+        return None
+    tail_start = max(
+        body.rfind("\n"), max(body.rfind(". ", 0, len(body) - 1), body.rfind("? ")) + 1
+    )
+    best = None
+    for m in _CONCLUDES.finditer(body, max(0, tail_start)):
+        got = _value_at(body, m.end())
+        if got is not None and _at_end(body, got[0], len(body)):
+            best = Claim(
+                RETURN, body[m.start() : got[0]].strip(" ,:"), got[1], start=m.start(), end=got[0]
+            )
+            break
+    if best is not None:
+        best.start += len(body[best.start :]) - len(body[best.start :].lstrip(" ,:"))
+    return best
+
+
 def _at_end(text: str, i: int, line_end: int) -> bool:
     """Nothing but punctuation or a closing remark ("✓") after a value at the end of its line."""
     return re.fullmatch(r"[\s.!*_`)\]✓✔]*", text[i:line_end]) is not None
