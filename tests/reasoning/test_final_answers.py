@@ -45,7 +45,6 @@ WRONG_ENDINGS = [
     "When we call f([3, 4]), we get [6, 9] since each item doubles.",
     "Each item is doubled, giving [6, 9].",
     "Both items double, so we end up with [6, 9]",
-    "Doubled: [6, 9]",
 ]
 
 
@@ -232,3 +231,13 @@ def test_a_chain_with_an_answer_does_not_end_on_a_second_one() -> None:
     result = align_text(chain, tr)
     assert result.first_divergence is None, result.first_divergence
     assert [j.claim.value for j in result.judgements if j.claim.kind == RETURN] == ["[6, 8]"]
+
+
+def test_an_ending_value_of_another_type_than_the_result_speaks_of_something_else() -> None:
+    code = "def f(s):\n    letters = sorted(s)\n    return ''.join(letters)"
+    tr = run(code, "f('cab')")
+    chain = "Sorting the letters of the word, giving ['a', 'c', 'b']."
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence
+    wrong = "Sorting the letters and joining them back, giving 'acb'."
+    assert flagged(align_text(wrong, tr)) == "giving 'acb'"

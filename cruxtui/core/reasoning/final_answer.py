@@ -323,14 +323,14 @@ def closing_answer(text: str, start: int = 0, names: frozenset[str] = frozenset(
 _CONCLUDES = re.compile(
     r"(?:,\s*|\s)(?:giving|which\s+gives|that\s+gives|gives|yields?|yielding|we\s+get|you\s+get|"
     r"we\s+end\s+up\s+with|we\s+are\s+left\s+with|leaving|resulting\s+in|results?\s+in|"
-    r"produces?|producing)\s+|:\s*|\s(?:=|→|->|=>)\s*",
+    r"produces?|producing)\s+",
     re.I,
 )
 
 
 def concluding_value(text: str) -> Claim | None:
     """The value a chain ends on when it states no answer in any form: the last sentence's
-    result ("Each item doubles, giving [2, 4].", "Doubled: [2, 4]"), the literal being the
+    result ("Each item doubles, giving [2, 4].", "..., so we end up with [2, 4]"), the literal being the
     chain's last words. Only for a chain with no other answer: a chain asked for f's output ends
     with it."""
     body = text.rstrip()
@@ -346,6 +346,7 @@ def concluding_value(text: str) -> Claim | None:
             best = Claim(
                 RETURN, body[m.start() : got[0]].strip(" ,:"), got[1], start=m.start(), end=got[0]
             )
+            best.inferred = True  # judged only where the value has the type of f's result
             break
     if best is not None:
         best.start += len(body[best.start :]) - len(body[best.start :].lstrip(" ,:"))
