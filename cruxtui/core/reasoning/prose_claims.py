@@ -1560,7 +1560,8 @@ def find_worked(text: str, facts: CodeFacts) -> list[Claim]:
     claims: list[Claim] = []
     for m in _WORKED_EQ.finditer(text):
         got = claimed_value(text, m.end())
-        if got is None:
+        compared = claimed_value(text, m.end(), then_compared=True)
+        if got is None and compared is None:
             continue
         line_start = max(text.rfind("\n", 0, m.start()), text.rfind(": ", 0, m.start()) + 1, 0)
         line_start = max(line_start, m.start() - 120)
@@ -1592,6 +1593,9 @@ def find_worked(text: str, facts: CodeFacts) -> list[Claim]:
         if found is None:
             continue
         start, src = found
+        got = got if _is_test(src) else compared
+        if got is None:
+            continue
         end, lit = got
         kind = CONDITION if lit in ("True", "False") and _is_test(src) else EXPRESSION
         if kind == EXPRESSION and _mutated_receiver(src, facts) is not None:
