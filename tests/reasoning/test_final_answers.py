@@ -39,6 +39,10 @@ WRONG_ENDINGS = [
     "[ANSWER] assert f([3, 4]) == [6, 9] [/ANSWER>",
     "[ANSWER]\nassert f([3, 4]) == <value> [6, 9] </value>\n[/ANSWER]",
     "Here is a test:\n```python\nprint(f([3, 4]))  # [6, 9]\n```",
+    "Trying it:\n```python\nf([3, 4])  # => [6, 9]\n```\nwhich doubles each item.",
+    "In the interpreter:\n>>> f([3, 4])\n[6, 9]",
+    "Output:\n```\n[6, 9]\n```\nbecause every item is doubled.",
+    "When we call f([3, 4]), we get [6, 9] since each item doubles.",
 ]
 
 
@@ -141,3 +145,57 @@ def test_the_result_of_a_variable_named_result_is_not_the_answer() -> None:
     tr = run(code, "f(1)")
     result = align_text("First a grows by one.\nThe result is 2.", tr)
     assert not [j for j in result.judgements if j.claim.kind == RETURN]
+
+
+REPLACE = (
+    "def f(text, old):\n    if len(old) > 3:\n        return text\n"
+    "    n = len(text)\n    return text.replace(old, '-' * n)"
+)
+
+
+def test_comments_on_quoted_lines_of_f_are_the_chains_words() -> None:
+    tr = run(REPLACE, "f('banana', 'an')")
+    chain = (
+        "Annotating the code:\n```python\n"
+        "if len(old) > 3:      # len(old) = 3 here, too short\n    return text\n```\n"
+        "so we go on to the replace."
+    )
+    result = align_text(chain, tr)
+    assert flagged(result) == "len(old) = 3"
+
+
+def test_comments_in_a_rewritten_function_are_not_claims_about_f() -> None:
+    tr = run(REPLACE, "f('banana', 'an')")
+    chain = (
+        "A simpler version of the idea:\n```python\n"
+        "def g(text):\n    n = len(text)   # n = 3 for 'abc'\n    return n\n```\n"
+        "has nothing to do with the call."
+    )
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence
+
+
+def test_the_type_of_the_result_is_a_claim_when_f_is_named() -> None:
+    code = "def f(a, b):\n    return (a + b, a * b)"
+    tr = run(code, "f(2, 3)")
+    wrong = "The function returns a list of the sum and the product. It is [5, 6]."
+    result = align_text(wrong, tr)
+    assert flagged(result) == "The function returns a list"
+    assert result.first_divergence.true_value == "(5, 6)"  # type: ignore[union-attr]
+    right = "The function returns a tuple holding the sum and the product."
+    result = align_text(right, tr)
+    assert result.first_divergence is None
+    assert [j.verdict for j in result.judgements] == ["consistent"]
+
+
+def test_a_type_named_for_something_else_or_hedged_is_no_claim() -> None:
+    code = "def f(a, b):\n    return (a + b, a * b)"
+    tr = run(code, "f(2, 3)")
+    for chain in (
+        "We should check if f() returns a list here.",
+        "This function returns a list in my rewrite, unlike the original.",
+        "It returns a list, the split does.",
+        "The function returns a string.split(',') result, roughly.",
+    ):
+        result = align_text(chain, tr)
+        assert result.first_divergence is None, chain

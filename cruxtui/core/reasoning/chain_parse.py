@@ -26,7 +26,7 @@ from cruxtui.core.reasoning.claim_types import (
     ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import code_facts
-from cruxtui.core.reasoning.code_spans import blank, code_spans, inline_code
+from cruxtui.core.reasoning.code_spans import blank, call_keywords, code_spans, inline_code
 from cruxtui.core.reasoning.final_answer import (
     answer_after_thinking,
     answer_block,
@@ -36,6 +36,7 @@ from cruxtui.core.reasoning.final_answer import (
     closing_answer,
     comment_answers,
     names_a_call,
+    type_claims,
 )
 from cruxtui.core.reasoning.prose_claims import (
     answer_questions,
@@ -146,7 +147,7 @@ def parse_prose(text: str, code: str) -> Chain:
     block = answer_block(work)
     body_end = block.start() if block else len(work)
     spans = sorted(spans + inline_code(work, facts.source_lines))
-    masked = blank(work, spans)
+    masked = blank(work, spans + call_keywords(work))
     rows = table_rows(masked[:body_end], facts)
     steps: list[ReasoningStep] = []
     for s, e in split_at_iterations(masked, split_steps(masked[:body_end])):
@@ -214,7 +215,12 @@ def parse_prose(text: str, code: str) -> Chain:
         steps.append(step)
     _answers(text, work, spans, steps, body_end, block is not None, facts.names)
     sentences = [(st.start, st.end) for st in steps]
-    retract(masked, [c for st in steps for c in st.claims], sentences)
+    for claim in retract(masked, [c for st in steps for c in st.claims], sentences):
+        home = next((st for st in steps if st.start <= claim.start < st.end), None)
+        if home is not None:
+            claim.text = text[claim.start : claim.end].strip()
+            home.claims.append(claim)
+            home.claims.sort(key=lambda c: c.start)
     return Chain(text, "prose", steps, code_spans=spans)
 
 
@@ -235,6 +241,7 @@ def _answers(
     comments = comment_answers(work[:body_end])
     in_code = [c for c in forms if any(s <= c.start < e for s, e in spans)]
     found = [c for c in forms if c not in in_code] + comments
+    found += type_claims(blank(work, spans)[:body_end])
     if not has_block:
         # In code, only a test of a call written out (`assert f('ab') == 'ba'`, not
         # `assert f(x) == y`) can be the answer.

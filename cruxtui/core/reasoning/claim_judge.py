@@ -34,6 +34,7 @@ from cruxtui.core.reasoning.claim_types import (
     ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import CodeFacts
+from cruxtui.core.reasoning.final_answer import TYPE_PREFIX, type_verdict
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
 from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, literal_value, value_key
 from cruxtui.core.reasoning.prose_claims import changes_state
@@ -741,6 +742,14 @@ class Judge:
                 )
             return Judgement(
                 step.index, claim, UNVERIFIABLE, at, note="the trace has no return value"
+            )
+        if claim.value.startswith(TYPE_PREFIX):  # "the function returns a list of ..."
+            fits = type_verdict(claim.value, tr.return_repr)
+            if fits is None or not claim.subject_f:
+                return Judgement(step.index, claim, UNVERIFIABLE, at, tr.return_repr)
+            verdict = CONSISTENT if fits else CONTRADICTED
+            return Judgement(
+                step.index, claim, verdict, at, tr.return_repr, f"f returns {tr.return_repr}"
             )
         want, have = value_key(claim.value), value_key(tr.return_repr)
         if want is OPAQUE or have is OPAQUE:

@@ -56,21 +56,83 @@ def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
         if _is_code_line(stripped, indent, source_lines):
             spans.append((start, end))
         i += 1
-    return _without_comments(text, _merged(spans))
+    spans += _listed_values(lines, spans)
+    return _without_comments(text, _merged(spans), source_lines)
+
+
+def _listed_values(
+    lines: list[tuple[int, int, str]], spans: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Lines like `x = 5` written among lines of code (no blank line between) are that code's
+    assignments (a listing: `out = [0]` / `for c in text:` / `return out`), not a narrated state.
+    Only real code marks its neighbours: a `return 'ab'` is as much a report as `x = 5`."""
+    kind: list[str] = []
+    for start, _end, line in lines:
+        stripped = line.strip()
+        if not stripped:
+            kind.append("blank")
+        elif _inside(spans, start):
+            kind.append("code" if _is_statement_of_names(stripped) else "quiet")
+        elif not _BULLET.match(stripped) and _parses(stripped) and _all_reports(stripped):
+            kind.append("report")
+        else:
+            kind.append("prose")
+    changed = True
+    while changed:
+        changed = False
+        for k, what in enumerate(kind):
+            if what != "report":
+                continue
+            near = [kind[j] for j in (k - 1, k + 1) if 0 <= j < len(kind)]
+            if "code" in near or "listed" in near:
+                kind[k] = "listed"
+                changed = True
+    return [(s, e) for (s, e, _), what in zip(lines, kind, strict=True) if what == "listed"]
+
+
+def _all_reports(stripped: str) -> bool:
+    try:
+        body = safe_ast.parse(stripped).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return bool(body) and all(_reports_values(n) for n in body)
+
+
+def _is_statement_of_names(stripped: str) -> bool:
+    """A line of code that computes from names (`for c in text:`, `out.append(c)`, `return
+    out`), unlike `return 'ab'`: only such a line shows a listing of code."""
+    src = stripped.split("  #")[0].strip()
+    if _HEADER.match(src):
+        src += " pass"
+    try:
+        body = safe_ast.parse(src).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if not body or all(_reports_values(n) for n in body):
+        return False
+    return any(
+        isinstance(n, ast.Name | ast.Call | ast.Attribute) for b in body for n in ast.walk(b)
+    )
 
 
 _COMMENT = re.compile(
     r"#\s*(?=(?:output|result|returns?|prints?|gives|->|→|=>|==)\b|(?:->|→|=>|==))", re.I
 )
+_ANY_COMMENT = re.compile(r"(?<![\w'\"])#[ \t]*(?=\S)")
 
 
-def _without_comments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _without_comments(
+    text: str, spans: list[tuple[int, int]], source_lines: set[str]
+) -> list[tuple[int, int]]:
     """A comment inside code that states a result (`print(f(x))  # output: [3, 11]`) is the
-    chain's words, not code: it is left readable."""
+    chain's words, not code: it is left readable. So is every comment on lines of `f` quoted
+    as they are (`if len(old) > 3:  # len('va') = 2 -> False`): the chain annotating the run;
+    a rewritten function's comments speak of that other code."""
     out: list[tuple[int, int]] = []
     for s, e in spans:
         cur = s
-        for m in _COMMENT.finditer(text, s, e):
+        pattern = _ANY_COMMENT if _quotes_f(text[s:e], source_lines) else _COMMENT
+        for m in pattern.finditer(text, s, e):
             line_end = text.find("\n", m.start(), e)
             line_end = e if line_end < 0 else line_end
             if m.start() > cur:
@@ -79,6 +141,13 @@ def _without_comments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int
         if cur < e:
             out.append((cur, e))
     return out
+
+
+def _quotes_f(code: str, source_lines: set[str]) -> bool:
+    """Is every statement of this stretch of code a line of `f` as written?"""
+    lines = [ln.split("  #")[0].split("\t#")[0].strip() for ln in code.splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith(("#", "```", "~~~", "..."))]
+    return bool(lines) and bool(source_lines) and all(ln in source_lines for ln in lines)
 
 
 def _is_code_block(block: str) -> bool:
@@ -211,4 +280,33 @@ def inline_code(text: str, source_lines: set[str]) -> list[tuple[int, int]]:
                 out.append((m.start(), m.end()))
         elif re.match(r"(?:def|for|while|if|elif|return|lambda)\b", inner):
             out.append((m.start(), m.end()))
+    return out
+
+
+_CALL_OF_F = re.compile(r"(?<![\w.])f\s*\(")
+_KEYWORD = re.compile(r"(?<![\w.=!<>])([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def call_keywords(text: str) -> list[tuple[int, int]]:
+    """The `name=` of keyword arguments written in a call of f (`f(text, lower=3)`): an
+    argument of some call, or a default, not a statement that the variable has that value."""
+    out = []
+    for m in _CALL_OF_F.finditer(text):
+        depth, j = 0, m.end() - 1
+        stop = min(len(text), j + 2000)
+        while j < stop and text[j] != "\n":
+            c = text[j]
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif (
+                depth == 1
+                and (k := _KEYWORD.match(text, j))
+                and (j == 0 or not text[j - 1].isalnum())
+            ):
+                out.append((k.start(), k.end()))
+            j += 1
     return out

@@ -102,9 +102,19 @@ def literal_answer(value: str) -> str | None:
 
 _ASSERT_F = re.compile(r"(?<![\w.])assert\s+\(?\s*f\s*\(")
 _CALL_F = re.compile(r"(?<![\w.])f\s*\(")
-_ARROW = re.compile(r"\s*(?:==|=(?!=)|→|->|=>|⟶|⇒)\s*")
-_PRINT_COMMENT = re.compile(r"(?<![\w.])print\s*\(\s*f\s*\(.*#\s*(?:\w+\s*:\s*)?", re.I)
-_EXCEPTION = re.compile(r"\b([A-Z]\w*(?:Error|Exception)|StopIteration|KeyboardInterrupt)\b")
+_ARROW = re.compile(
+    r"\s*(?:==|=(?!=)|→|->|=>|⟶|⇒|,?\s+(?:we|you|I)\s+(?:get|obtain|end\s+up\s+with)\b)\s*", re.I
+)
+_PRINT_COMMENT = re.compile(
+    r"^[ \t]*(?:>>>\s*)?(?:print\s*\(\s*)?f\s*\([^\n]*#\s*(?:(?:=>|->|→|output|result|returns?|gives|prints?)\s*:?\s*)?",
+    re.I | re.M,
+)
+_REPL = re.compile(r"^[ \t]*>>>[ \t]*(?:print\s*\(\s*)?f\s*\([^\n]*\n[ \t]*(?P<v>[^\n]*\S)", re.M)
+_FENCED_OUTPUT = re.compile(
+    r"^[ \t>#*_-]*(?:the\s+)?(?:final\s+|expected\s+)?(?:output|result|answer|return\s+value)s?[*_ \t]*:"
+    r"[*_ \t]*\n[ \t]*(```|~~~)[^\n]*\n(?P<v>[^\n]*\S)[ \t]*\n[ \t]*\1",
+    re.I | re.M,
+)
 _RAISE_COMMENT = re.compile(
     r"(?<![\w.])(?:print\s*\(\s*)?f\s*\(.*#\s*(?:raises?\s+(?:an?\s+)?)?"
     r"(?P<exc>[A-Z]\w*(?:Error|Exception))\b"
@@ -177,8 +187,9 @@ def answer_forms(text: str) -> list[Claim]:
 
 
 def comment_answers(text: str) -> list[Claim]:
-    """A printed call of f with its value or exception as the comment (`print(f(x))  # [3, 1]`,
-    `f(x)  # TypeError: ...`): the chain's words inside code, read as claims of f's result."""
+    """A call of f with its value or exception as the comment (`print(f(x))  # [3, 1]`,
+    `f(x)  # => 'ab'`, `f(x)  # TypeError: ...`), a REPL's `>>> f(x)` with the value under it,
+    a fenced value under "Output:": the chain's words about f's result inside code."""
     out: list[Claim] = []
     for m in _PRINT_COMMENT.finditer(text):
         got = _value_at(text, m.end())
@@ -186,6 +197,13 @@ def comment_answers(text: str) -> list[Claim]:
             end, value = got
             s = text.rfind("#", m.start(), m.end())
             out.append(Claim(RETURN, text[s:end], value, start=s, end=end))
+    for m in list(_REPL.finditer(text)) + list(_FENCED_OUTPUT.finditer(text)):
+        # `>>> f(x)` and the value on the next line; "Output:" over a fenced value.
+        shown = literal_answer(m.group("v"))
+        if shown is not None:
+            out.append(
+                Claim(RETURN, m.group("v").strip(), shown, start=m.start("v"), end=m.end("v"))
+            )
     for m in _RAISE_COMMENT.finditer(text):
         line_end = text.find("\n", m.end())
         end = len(text) if line_end < 0 else line_end
@@ -290,6 +308,59 @@ def _bare_value(text: str, ls: int, le: int) -> tuple[int, str] | None:
     if value is None:
         return None
     return le, value
+
+
+TYPE_PREFIX = "<type "
+"""A claimed value that is only a type ("the function returns a list of ..."): `<type list>`."""
+_TYPE_NOUNS = {
+    "list": "list",
+    "string": "str",
+    "str": "str",
+    "tuple": "tuple",
+    "dict": "dict",
+    "dictionary": "dict",
+    "set": "set",
+    "integer": "int",
+    "int": "int",
+    "boolean": "bool",
+    "bool": "bool",
+    "float": "float",
+}
+_RETURNS_TYPE = re.compile(
+    r"(?:^|(?<=[.!?:]\s)|(?<=\n))[ \t>*_-]*(?:so\s+|thus\s+|hence\s+|therefore,?\s+)?"
+    r"(?:the\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n()]*\))?`?)\s+"
+    r"(?:always\s+|will\s+|then\s+)?returns\s+(?:an?|one)\s+"
+    r"(?:(?:new|single|sorted|reversed|modified|plain|python|non-empty|nonempty)\s+)?"
+    r"(?P<noun>" + "|".join(sorted(_TYPE_NOUNS, key=len, reverse=True)) + r")\b(?!\s*\(|\.\w)",
+    re.I | re.M,
+)
+
+
+def type_claims(text: str) -> list[Claim]:
+    """ "The function returns a list of the first counts": f's result is of that type. Only
+    for f named as the subject at the head of a sentence (never "it", "this function" — a
+    rewritten one — or a hedge: "check if f() returns a list")."""
+    out = []
+    for m in _RETURNS_TYPE.finditer(text):
+        noun = _TYPE_NOUNS[m.group("noun").lower()]
+        start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*_-"))
+        out.append(
+            Claim(RETURN, text[start : m.end()], f"{TYPE_PREFIX}{noun}>", start=start, end=m.end())
+        )
+    return out
+
+
+def type_verdict(claimed: str, true: str) -> bool | None:
+    """Is the traced value `true` of the type a type claim names? None when it cannot be told
+    (not a literal; an int claimed for a bool, which is one)."""
+    name = claimed[len(TYPE_PREFIX) : -1]
+    obj = literal_value(true)
+    if not is_literal(true):
+        return None
+    have = type(obj).__name__
+    if name == "int" and have == "bool":
+        return None
+    return have == name
 
 
 def answer_after_thinking(text: str) -> Claim | None:

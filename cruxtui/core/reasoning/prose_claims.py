@@ -182,7 +182,7 @@ _PREP_BEFORE = re.compile(
 )
 _OPERATOR_BEFORE = re.compile(r"[-+*/%<>=]\s*`?$")
 _EMPTY_WORDS = re.compile(
-    r"\s*(?:now\s+|still\s+|then\s+)?(?:an?\s+)?(?P<what>empty(?:\s+(?P<type>list|string|str|"
+    r"\s*(?:now\s+|still\s+|then\s+)?(?:an?\s+|the\s+)?(?P<what>empty(?:\s+(?P<type>list|string|str|"
     r"dict(?:ionary)?|set|tuple))?)\b(?!\s+(?:string|list)\s+(?:of|with))",
     re.I,
 )
@@ -763,7 +763,7 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
     for m in _RETURN_RE.finditer(text):
         if m.group("noun") and m.group("noun") in names:
             continue  # "the result is ..." speaks of the variable `result`
-        got = claimed_value(text, m.end())
+        got = _value_at(text, m.end())  # a literal, or "an empty list" in words
         if got is None:
             continue
         subj = (m.group("subj") or "").strip().lower()
@@ -1900,3 +1900,10 @@ def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None
             age = 0
         else:
             age += 1
+        if current is None or not quoted:
+            # The code's test written out word for word in the sentence ("we look at if a > 2
+            # or b == 'z' first"), when it is the only one.
+            squeezed = re.sub(r"[\s`]+", "", step.text)
+            written = {t for k, t in tests.items() if len(k) >= 5 and k in squeezed}
+            if len(written) == 1:
+                current, age = written.pop(), 0

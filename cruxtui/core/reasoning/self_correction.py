@@ -12,9 +12,10 @@ where it was first made.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from cruxtui.core.reasoning.claim_types import Claim
-from cruxtui.core.reasoning.literal_scan import value_key
+from cruxtui.core.reasoning.literal_scan import CLEAN_AFTER, literal_value, scan_literal, value_key
 
 _MARKER = re.compile(
     r"\b(?:wait|oops|whoops|correction|scratch\s+that|on\s+second\s+thought|"
@@ -39,9 +40,24 @@ def _subject(c: Claim) -> tuple[str, str]:
     return (c.kind if c.kind != "condition" else "condition", c.name or c.condition or "")
 
 
-def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) -> None:
+def _same_subject(a: Claim, b: Claim) -> bool:
+    """The same subject, or the same method call written two ways (`'ok'.isupper()` and the
+    code's `word.isupper()` named as "isupper")."""
+    if _subject(a) == _subject(b):
+        return True
+    if {a.kind, b.kind} - {"condition", "expression"}:
+        return False
+    ma = re.findall(r"\.(\w+)\(", a.name or a.condition or "")
+    mb = re.findall(r"\.(\w+)\(", b.name or b.condition or "")
+    return bool(ma and mb and ma[-1] == mb[-1] and len(ma) == len(mb) == 1)
+
+
+def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) -> list[Claim]:
     """Mark `claims` (in text order, with spans) retracted where a later self-correction takes
-    them back."""
+    them back; return the corrections that restate a claim's value without naming its subject in
+    a way the claim reader knows ("x is 4. Wait, no, it's 5", "... wait, actually istitle is
+    True"): the corrected subject with the new value, to be judged in its place."""
+    restated: list[Claim] = []
     for m in _MARKER.finditer(text):
         here = _sentence_index(sentences, m.start())
         if here is None:
@@ -54,8 +70,15 @@ def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) ->
         if not earlier:
             continue
         retracted_any = False
+        fix = _restatement(text, earlier[-1], m.end(), zone_end)
+        if fix is not None and not any(k.start < fix.end for k in later):
+            earlier[-1].retracted = True
+            restated.append(fix)
+            claims.append(fix)
+            claims.sort(key=lambda c: c.start)
+            continue
         for c in earlier:
-            again = [k for k in later if _subject(k) == _subject(c)]
+            again = [k for k in later if _same_subject(k, c)]
             if again and all(value_key(k.value) != value_key(c.value) for k in again[:1]):
                 c.retracted = True
                 retracted_any = True
@@ -72,6 +95,65 @@ def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) ->
                 for c in earlier:
                     if _sentence_index(sentences, c.start) == prev:
                         c.retracted = True
+    return restated
+
+
+_COPULA = re.compile(
+    r"(?:\bis|'s|\bare|(?<![=!<>])=(?!=)|\bequals|\bgives|\breturns|\bbecomes|\bshould\s+be|"
+    r"\bmust\s+be|\bcomes\s+out\s+(?:as|to)|\bevaluates\s+to)\s+(?:actually\s+|really\s+|just\s+)?",
+    re.I,
+)
+_PRONOUN = re.compile(
+    r"^[\s,:;—–-]*(?:(?:it|that|this|the\s+value|the\s+result|the\s+answer)\b)?[\s,]*$", re.I
+)
+_FILLER = re.compile(
+    r"(?:[\s,:;—–.!-]|\b(?:no|nope|actually|hmm+|oh|ah|sorry|wait|I\s+mean|rather|correction)\b)*",
+    re.I,
+)
+_HEDGED = re.compile(r"\b(?:if|were|would|might|could|suppose|maybe|perhaps|or)\b", re.I)
+_RESTATABLE = frozenset(["binding", "expression", "condition", "return"])
+
+
+def _restatement(text: str, claim: Claim, lo: int, hi: int) -> Claim | None:
+    """The correction after a marker, when it gives `claim`'s subject a new value of the same
+    type and names that subject only by a pronoun or by a word of it ("istitle" for
+    `''.istitle()`): a claim the reader could not read alone."""
+    if claim.kind not in _RESTATABLE or claim.retracted:
+        return None
+    end = min(hi, _clause_stop(text, lo, hi))
+    lo = _FILLER.match(text, lo).end()  # type: ignore[union-attr]
+    m = _COPULA.search(text, lo, end)
+    if m is None:
+        return None
+    words = text[lo : m.start()]
+    if len(words) > 50 or _HEDGED.search(words) or not re.fullmatch(r"[A-Za-z_'\s,]*", words):
+        # Words only: a correction that writes an expression of its own has its own subject.
+        return None
+    own = set(re.findall(r"[A-Za-z_]\w+", " ".join(filter(None, [claim.name, claim.condition]))))
+    named = set(re.findall(r"[A-Za-z_]\w+", words)) & own
+    if not named and not _PRONOUN.match(words):
+        return None
+    got = scan_literal(text, m.end())
+    if got is None or not CLEAN_AFTER.match(text, got[0]):
+        return None
+    value = got[1]
+    old, new = literal_value(claim.value), literal_value(value)
+    if type(old) is not type(new) or value_key(value) == value_key(claim.value):
+        return None
+    return replace(
+        claim,
+        text=text[lo : got[0]].strip(" ,"),
+        value=value,
+        start=lo,
+        end=got[0],
+        retracted=False,
+    )
+
+
+def _clause_stop(text: str, lo: int, hi: int) -> int:
+    """Where the correction's sentence ends."""
+    stop = re.compile(r"[.!?](?:\s|$)|\n").search(text, lo, hi)
+    return stop.start() if stop else hi
 
 
 def _sentence_index(sentences: list[tuple[int, int]], i: int) -> int | None:

@@ -50,6 +50,12 @@ def split_steps(text: str) -> list[tuple[int, int]]:
 
 
 def _is_abbreviation(text: str, i: int) -> bool:
+    if (
+        text[i] == "."
+        and text[max(0, i - 2) : i] == ".."
+        and re.match(r"[ \t]+[a-z]", text[i + 1 :])
+    ):
+        return True  # "''.isalnum()... so it's True": a thinking pause, the sentence goes on
     if text[i] == "." and re.fullmatch(
         r"[ \t]*(?:\d{1,3}|[a-z])", text[text.rfind("\n", 0, i) + 1 : i]
     ):

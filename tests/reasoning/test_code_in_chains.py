@@ -1,0 +1,53 @@
+"""Code inside a chain is context, never a claim — however it is laid out — while a state
+narrated in prose still is one. Chains written here in free prose, judged against a real trace
+of a function whose variables the code in the chains reuses with other values."""
+
+from __future__ import annotations
+
+import pytest
+
+from cruxtui.core.reasoning.alignment import align_text
+from cruxtui.core.sandbox.jobs import tracer
+from cruxtui.core.trace.steps import Trace, from_wire
+
+CODE = (
+    "def f(text, lower=None):\n    out = []\n    for c in text:\n"
+    "        out.append(c.upper())\n    return ''.join(out)"
+)
+
+
+def run() -> Trace:
+    return from_wire(CODE, "f('ab')", tracer.run(CODE, "f('ab')"))
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        # A listing without a fence: the literal assignments belong to the code around them.
+        "One could write it like this:\nout = [0]\nfor c in text:\n    out.append(c)\nreturn out",
+        "An indented sketch:\n\n    lower = 5\n    return lower\n",
+        "To try it:\ntext = 'zz'\nlower = 4\nprint(f(text, lower))",
+        # Keyword arguments of some call of f, or defaults of a signature, bind nothing here.
+        "The signature would be f(text, lower=3) in a variant.",
+        "Someone could call it as f(text='zz', lower=True) instead.",
+    ],
+)
+def test_code_laid_out_any_way_is_not_a_claim(chain: str) -> None:
+    result = align_text(chain, run())
+    assert result.first_divergence is None, result.first_divergence
+    assert not [c for c in result.chain.claims if c.name in ("out", "lower", "text")], chain
+
+
+@pytest.mark.parametrize(
+    "chain, wrong",
+    [
+        ("After the loop out = ['A', 'C'] and the answer is 'AC'.", "out = ['A', 'C']"),
+        ("First out = []\nthen out = ['A']\nand finally out = ['A', 'C'].", "out = ['A', 'C']"),
+        ("1. out = []\n2. out = ['A']\n3. out = ['A', 'C']\n4. return 'AC'", "out = ['A', 'C']"),
+        ("out = ['B']\n\nfor c in text: (the loop)", "out = ['B']"),
+    ],
+)
+def test_a_narrated_state_is_still_a_claim(chain: str, wrong: str) -> None:
+    result = align_text(chain, run())
+    div = result.first_divergence
+    assert div is not None and chain[div.claim.start : div.claim.end] == wrong

@@ -1,0 +1,97 @@
+"""How prose is cut into claims: self-corrections that restate a value, a thinking pause ("...")
+that does not end a sentence, terse run-on sentences. Chains written here in free prose, judged
+against real traces."""
+
+from __future__ import annotations
+
+from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align_text
+from cruxtui.core.reasoning.chain_parse import parse_chain
+from cruxtui.core.reasoning.sentence_split import split_steps
+from cruxtui.core.sandbox.jobs import tracer
+from cruxtui.core.trace.steps import Trace, from_wire
+
+
+def run(code: str, call: str) -> Trace:
+    return from_wire(code, call, tracer.run(code, call))
+
+
+def flagged(result: Alignment) -> str | None:
+    div = result.first_divergence
+    return None if div is None else result.chain.text[div.claim.start : div.claim.end]
+
+
+UPPER = "def f(word):\n    if word.isupper():\n        return word.lower()\n    return word"
+
+
+def test_a_correction_that_restates_only_the_value_takes_the_corrected_subject() -> None:
+    """'... wait, actually it's X': the new value belongs to what was just said."""
+    tr = run(UPPER, "f('ok')")
+    wrong_fix = (
+        "First, 'ok'.isupper() is False, since both letters are small... hmm, wait, no, it's True."
+    )
+    result = align_text(wrong_fix, tr)
+    assert flagged(result) == "it's True"
+    assert result.first_divergence.verdict == CONTRADICTED  # type: ignore[union-attr]
+    named = (
+        "'ok'.isupper() is True? Oh wait, actually isupper is False here, the letters are small."
+    )
+    result = align_text(named, tr)
+    assert result.first_divergence is None, result.first_divergence
+    restated = [c for c in result.chain.claims if not c.retracted]
+    assert [c.value for c in restated] == ["False"]
+    assert restated[0].name is not None and restated[0].name.endswith(".isupper()")
+
+
+def test_a_correction_about_something_else_or_hypothetical_restates_nothing() -> None:
+    code = "def f(n):\n    k = n + 1\n    return k * 2"
+    tr = run(code, "f(3)")
+    for chain in (
+        "k = 4. Wait, if it were 5 the result would be 10.",
+        "k = 4. Hmm, wait, the length of the list is 7, but that does not matter here.",
+        "k = 4. Wait, then k * 2 is 8.",
+    ):
+        result = align_text(chain, tr)
+        assert result.first_divergence is None, (chain, result.first_divergence)
+        assert not any(c.name == "k" and c.value != "4" for c in result.chain.claims), chain
+
+
+def test_a_pause_in_thinking_does_not_end_the_sentence() -> None:
+    text = "And ''.isalnum()... there are no letters at all, so it should be False. Next step."
+    spans = split_steps(text)
+    assert [text[s:e] for s, e in spans] == [
+        "And ''.isalnum()... there are no letters at all, so it should be False.",
+        "Next step.",
+    ]
+    # An ellipsis before a new sentence (a capital letter) still ends one.
+    assert len(split_steps("We loop... Then we stop.")) == 2
+
+
+def test_a_two_sentence_chain_with_a_retraction() -> None:
+    code = "def f(s):\n    return s[::-1]"
+    tr = run(code, "f('abc')")
+    chain = "Reversing 'abc' gives 'cab'. No wait, it gives 'cba', so the output is 'cba'."
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence
+    chain = parse_chain("Reversing gives 'cab'; the output is 'cab'.", code)
+    assert [c.value for c in chain.claims if c.kind == "return"] == ["'cab'"]
+
+
+def test_the_condition_speaks_of_the_test_written_out_just_before() -> None:
+    code = (
+        "def f(a, b):\n    if a > 2 or b == 'z':\n        return 'big'\n"
+        "    if a % 2 == 0:\n        return 'even'\n    return 'odd'"
+    )
+    tr = run(code, "f(5, 'q')")
+    chain = (
+        "We look at if a > 2 or b == 'z' first. The left part holds, five being more than two. "
+        "Hmm, so the condition is False then, and we move on."
+    )
+    result = align_text(chain, tr)
+    assert flagged(result) == "the condition is False"
+    assert result.first_divergence.true_value == "True"  # type: ignore[union-attr]
+    both = (
+        "The tests are if a > 2 or b == 'z' and if a % 2 == 0. Five is odd. "
+        "So the condition is False."
+    )
+    result = align_text(both, tr)
+    assert result.first_divergence is None, result.first_divergence
