@@ -834,15 +834,15 @@ def _could_be_between(claimed: object, state: object) -> bool:
     part of it), or a value taken out of it (what a pop gives)?"""
     if not isinstance(state, list | str):
         return False
-    if isinstance(claimed, type(state)) and len(claimed) < len(state):  # type: ignore[arg-type]
+    if isinstance(claimed, type(state)) and len(claimed) < len(state):
         rest = list(state)
-        for x in claimed:  # type: ignore[union-attr]
+        for x in claimed:
             if x not in rest:
                 return False
             rest.remove(x)
         return True
     try:
-        return claimed in state  # type: ignore[operator]
+        return claimed in state
     except TypeError:
         return False
 
