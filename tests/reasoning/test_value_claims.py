@@ -332,3 +332,15 @@ def test_states_between_two_changes_on_one_line_are_not_contradicted() -> None:
     )
     wrong = "The sum is 9 and inserting it at index 1 gives xs = [9, 6, 7]."
     assert flagged(align_text(wrong, tr), wrong) == "xs = [9, 6, 7]"
+
+
+def test_what_sits_at_the_even_or_odd_places() -> None:
+    code = (
+        "def f(w):\n    return ''.join(c.upper() if i % 2 == 0 else c for i, c in enumerate(w))\n"
+    )
+    tr = run(code, "f('abcdef')")
+    wrong = "In 'abcdef' the letters at even indices are b, d and f, so those go upper case."
+    result = align_text(wrong, tr)
+    assert (flagged(result, wrong) or "").startswith("In 'abcdef' the letters at even indices")
+    assert result.first_divergence.true_value == "['a', 'c', 'e']"  # type: ignore[union-attr]
+    quiet("The letters at odd positions are b, d and f; they stay as they are.", tr)
