@@ -310,3 +310,37 @@ def test_a_written_call_and_what_it_leaves() -> None:
     wrong = "xs.remove(2) drops the last 2, leaving [2, 1]."
     assert (flagged(align_text(wrong, tr), wrong) or "").startswith("xs.remove(2)")
     quiet("xs.remove(2) drops the first 2, leaving [1, 2].", tr)
+
+
+def test_a_value_then_compared_is_the_expressions_and_a_test_restated_is_the_tests() -> None:
+    code = "def f(w):\n    ls = list(w)\n    ls.pop(0)\n    return len(ls) * 2 > len(w) and w[3:] == 'q'\n"
+    tr = run(code, "f('flak')")
+    quiet("len(ls) * 2 = 6 > 4 → True, and w[3:] == 'q' → 'k' == 'q' → False.", tr)
+    wrong = "ls = ['l', 'a', 'k'], so len(ls) * 2 = 8 > 4 → True."
+    assert flagged(align_text(wrong, tr), wrong) == "len(ls) * 2 = 8"
+
+
+def test_states_between_two_changes_on_one_line_are_not_contradicted() -> None:
+    """`xs.insert(i, xs.pop(0) + xs.pop(0))`: the second pop sees the list the first left, and
+    the list between the pops and the insert is never a traced state."""
+    code = "def f(xs):\n    xs.insert(1, xs.pop(0) + xs.pop(0))\n    return xs\n"
+    tr = run(code, "f([4, 5, 6, 7])")
+    quiet(
+        "xs.pop(0) is 4, then xs.pop(0) is 5, so the sum is 9. xs is now [6, 7], and inserting "
+        "9 at index 1 gives xs = [6, 9, 7].",
+        tr,
+    )
+    wrong = "The sum is 9 and inserting it at index 1 gives xs = [9, 6, 7]."
+    assert flagged(align_text(wrong, tr), wrong) == "xs = [9, 6, 7]"
+
+
+def test_what_sits_at_the_even_or_odd_places() -> None:
+    code = (
+        "def f(w):\n    return ''.join(c.upper() if i % 2 == 0 else c for i, c in enumerate(w))\n"
+    )
+    tr = run(code, "f('abcdef')")
+    wrong = "In 'abcdef' the letters at even indices are b, d and f, so those go upper case."
+    result = align_text(wrong, tr)
+    assert (flagged(result, wrong) or "").startswith("In 'abcdef' the letters at even indices")
+    assert result.first_divergence.true_value == "['a', 'c', 'e']"  # type: ignore[union-attr]
+    quiet("The letters at odd positions are b, d and f; they stay as they are.", tr)

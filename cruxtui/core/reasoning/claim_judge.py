@@ -219,6 +219,24 @@ class Judge:
         inside = in_loop_positions(self.trace, self.shape, self.pos)
         return [k for k in cand if k in inside] or cand
 
+    def _mid_line(self, step: ReasoningStep, claim: Claim) -> bool:
+        """The subject is changed by two calls on one line that runs where the step speaks of
+        (or a claim on such a call, `nums.pop(0)` twice on a line): no trace state shows it."""
+        names = {claim.name or ""} if claim.kind == BINDING else set(_names_of(claim.name or ""))
+        lines = set().union(*(self.shape.changed_twice.get(n, set()) for n in names))
+        if not lines:
+            return False
+        lo, hi = self._window(step)
+        claimed = literal_value(claim.value)
+        for k in range(max(lo - 1, 0), min(hi + 1, self.n)):
+            if self.trace.steps[k].line not in lines or k + 1 >= self.n:
+                continue
+            for n in names:
+                for state in (self.pos.env[k].get(n), self.pos.env[k + 1].get(n)):
+                    if state is not None and _could_be_between(claimed, literal_value(state)):
+                        return True
+        return False
+
     def _call_done(self, step: ReasoningStep, since: int) -> int | None:
         """ "pop(0) removes 'Dmreh'": a state-changing call the step states rightly, where the
         code makes it, pins the step to just after that call (what follows sees its effect)."""
@@ -297,6 +315,15 @@ class Judge:
         """A binding or an expression: its subject's value where the step speaks of. A claim
         whose subject was inferred from the sentence can agree, never contradict."""
         j = self._valued_verdict(step, claim)
+        if j.verdict == CONTRADICTED and self._mid_line(step, claim):
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                j.trace_step,
+                j.true_value,
+                "changed twice within one line: the state between is not traced",
+            )
         if claim.inferred and j.verdict == CONTRADICTED:
             return Judgement(
                 step.index, claim, UNVERIFIABLE, j.trace_step, j.true_value, "subject not named"
@@ -323,6 +350,20 @@ class Judge:
             return False
         if step.in_loop and in_loop_positions(self.trace, self.shape, self.pos):
             return False  # "when the loop runs": the chain says when
+        p = self.anchors[step.index]
+        if p is not None and claim.kind == EXPRESSION:
+            # "ls = ['l', 'a', 'k'], so len(ls) * 2 = 8": over variables the step itself states.
+            pinned = {
+                c.name
+                for c in step.claims
+                if c.kind == BINDING
+                and c.end <= claim.start
+                and not c.change
+                and self._holds_at(c, p)
+            }
+            reads = _names_of(claim.name or "") - _BUILTINS
+            if reads and reads <= pinned:
+                return False
         before = [a for a in self.anchors[: step.index] if a is not None]
         after = [a for a in self.anchors[step.index + 1 :] if a is not None]
         lo = before[-NEAR - 1] if len(before) > NEAR else 0
@@ -792,6 +833,24 @@ class Judge:
         )
 
 
+def _could_be_between(claimed: object, state: object) -> bool:
+    """Could `claimed` be a state between two changes of `state` on one line (what pops leave:
+    part of it), or a value taken out of it (what a pop gives)?"""
+    if not isinstance(state, list | str):
+        return False
+    if isinstance(claimed, type(state)) and len(claimed) < len(state):
+        rest = list(state)
+        for x in claimed:
+            if x not in rest:
+                return False
+            rest.remove(x)
+        return True
+    try:
+        return claimed in state
+    except TypeError:
+        return False
+
+
 def _part_of(claimed: str, true: str | None) -> bool:
     """Is the claimed value one member of a small tuple the program computed (a popped pair, a
     partition)? Writers name the member they care about; that is no slip."""
@@ -807,6 +866,9 @@ def _same_type(claimed: str, true: str | None) -> bool:
         return False
     a, b = literal_value(claimed), literal_value(true)
     return type(a) is type(b)
+
+
+_BUILTINS = frozenset(["len", "str", "int", "list", "sorted", "sum", "min", "max", "range", "set"])
 
 
 def _names_of(src: str) -> set[str]:

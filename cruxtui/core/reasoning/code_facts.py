@@ -43,10 +43,34 @@ class CodeFacts:
     """A whole method call as written, spaces removed (`text.pop(0)`) -> the lines making it."""
     method_lines: dict[str, set[int]] = field(default_factory=dict)
     """Method name -> the lines that call it (where "after the append" is)."""
+    changed_twice: dict[str, set[int]] = field(default_factory=dict)
+    """Variable -> lines changing it by two calls or more (`nums.insert(i, nums.pop(0) +
+    nums.pop(0))`): its states between those calls are never seen by the tracer."""
     return_fstring: bool = False
     """f returns an f-string (so "the f-string gives X" speaks of f's result)."""
     source_lines: set[str] = field(default_factory=set)
     """Stripped lines of the code, for telling a quoted line of f from prose."""
+
+
+CHANGING = frozenset(
+    [
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "update",
+        "reverse",
+        "sort",
+        "clear",
+        "add",
+        "discard",
+        "pop",
+        "popitem",
+        "popleft",
+        "setdefault",
+    ]
+)
+"""Methods that change their receiver."""
 
 
 @lru_cache(maxsize=256)
@@ -93,6 +117,19 @@ def code_facts(code: str) -> CodeFacts:
             facts.method_lines.setdefault(node.func.attr, set()).add(node.lineno)
         if isinstance(node, ast.Return) and isinstance(node.value, ast.JoinedStr):
             facts.return_fstring = True
+    changes: dict[tuple[str, int], int] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.attr in CHANGING
+        ):
+            key = (node.func.value.id, node.lineno)
+            changes[key] = changes.get(key, 0) + 1
+    for (name, line), n in changes.items():
+        if n >= 2:
+            facts.changed_twice.setdefault(name, set()).add(line)
     # Comprehensions run in frames of their own: they do not blur which iteration of f's one
     # `for`/`while` loop a state belongs to.
     facts.single_loop = len(facts.loops) == 1

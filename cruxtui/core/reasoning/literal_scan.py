@@ -152,12 +152,16 @@ _RESULT_OF = re.compile(
 )
 
 
-def claimed_value(text: str, i: int) -> tuple[int, str] | None:
+def claimed_value(text: str, i: int, then_compared: bool = False) -> tuple[int, str] | None:
     """The value asserted at text[i:]: a literal ending cleanly, or the last literal of an expression
-    chain ("'ab' + 'c' = 'abc'") within the clause. None when no value can be read with confidence."""
+    chain ("'ab' + 'c' = 'abc'") within the clause. None when no value can be read with confidence.
+    `then_compared`: the subject is no test, so a comparison written after its value ("= 6 > 4")
+    starts another claim."""
     got = scan_literal(text, i)
     if got is not None and CLEAN_AFTER.match(text, got[0]):
         return got
+    if then_compared and got is not None and _COMPARED.match(text, got[0]):
+        return got  # "len(ls) * 2 = 6 > 4 -> True": 6 is stated, then compared
     # An expression first: look for "= <literal>" (or "which is <literal>") later in the clause.
     clause_end = _clause_end(text, i)
     j = i
@@ -185,6 +189,9 @@ def claimed_value(text: str, i: int) -> tuple[int, str] | None:
                 continue
             return got
         j = m.end()
+
+
+_COMPARED = re.compile(r"\s*(?:<=|>=|==|!=|<(?!-)|>)\s*[-\w'\"(\[]")
 
 
 def _is_expression(text: str) -> bool:

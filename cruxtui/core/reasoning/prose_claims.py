@@ -1208,6 +1208,46 @@ def _counted_box(facts: CodeFacts, named: str | None) -> str | None:
     return facts.params[0] if len(facts.params) == 1 else None
 
 
+_PARITY_RE = re.compile(
+    r"\b(?:in\s+`?(?P<lit>'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\])`?,?\s+)?(?:the\s+)?(?:letters|characters|chars|"
+    r"elements|items|values|digits|numbers|entries)\s+at\s+(?:the\s+)?(?P<par>even|odd)(?:-numbered)?\s+"
+    r"(?:indices|indexes|positions|places)(?:\s+(?:of|in)\s+`?(?P<box>[A-Za-z_]\w*)`?)?\s+(?:are|were)\s+"
+    r"(?P<vals>(?:'[^'\n]*'|\"[^\"\n]*\"|-?\d+|[A-Za-z])(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)"
+    r"(?:'[^'\n]*'|\"[^\"\n]*\"|-?\d+|[A-Za-z]))+)\b",
+    re.I,
+)
+
+
+def find_parity(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "in 'vsnlygltaw' the letters at even indices are s, l, g, t and w": what sits at the
+    even (or odd) positions of a written value, a named variable or f's only argument."""
+    claims: list[Claim] = []
+    for m in _PARITY_RE.finditer(text):
+        box = m.group("lit") or m.group("box")
+        if box is None and len(facts.params) == 1:
+            box = facts.params[0]
+        if box is None or not (is_literal(box) or box in facts.names):
+            continue
+        items = [v for v in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", m.group("vals")) if v]
+        if len(items) < 2:
+            continue
+        quoted = [repr(v) if re.fullmatch(r"[A-Za-z]", v) else v for v in items]
+        if not all(is_literal(v) for v in quoted):
+            continue
+        start = 0 if m.group("par").lower() == "even" else 1
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                "[" + ", ".join(quoted) + "]",
+                name=f"list({box}[{start}::2])",
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
 def find_lengths(text: str, facts: CodeFacts) -> list[Claim]:
     """ "the length of nums is 5", "the number of keys in d is 2", "the count of 4 is 3": a
     length or count stated in words, as the expression `len(nums)` / `nums.count(4)`."""
@@ -1560,7 +1600,8 @@ def find_worked(text: str, facts: CodeFacts) -> list[Claim]:
     claims: list[Claim] = []
     for m in _WORKED_EQ.finditer(text):
         got = claimed_value(text, m.end())
-        if got is None:
+        compared = claimed_value(text, m.end(), then_compared=True)
+        if got is None and compared is None:
             continue
         line_start = max(text.rfind("\n", 0, m.start()), text.rfind(": ", 0, m.start()) + 1, 0)
         line_start = max(line_start, m.start() - 120)
@@ -1592,6 +1633,9 @@ def find_worked(text: str, facts: CodeFacts) -> list[Claim]:
         if found is None:
             continue
         start, src = found
+        got = got if _is_test(src) else compared
+        if got is None:
+            continue
         end, lit = got
         kind = CONDITION if lit in ("True", "False") and _is_test(src) else EXPRESSION
         if kind == EXPRESSION and _mutated_receiver(src, facts) is not None:
@@ -1776,6 +1820,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_worked(text, facts)
         + find_lengths(text, facts)
         + find_questions(text, facts)
+        + find_parity(text, facts)
         + find_transforms(text)
         + find_sets(text, facts)
     )
