@@ -22,9 +22,9 @@ from cruxtui.cli.options import Subparsers, add_dataset_option
 from cruxtui.cli.runs_cmd import add_store_option, open_store
 
 if TYPE_CHECKING:
+    from cruxtui.core.perturb.variant_set import VariantSet
     from cruxtui.core.runs.runner import Progress
     from cruxtui.core.runs.sweep import Cell, CellResult, SweepListener
-    from cruxtui.core.runs.sweep_variants import VariantSet
 
 
 def register(sub: Subparsers) -> None:
@@ -158,8 +158,10 @@ class _SweepProgress:
 
         class Listener(SweepListener):
             def on_variants(self, variants: VariantSet) -> None:
-                from cruxtui.core.runs.sweep_variants import describe_skipped
+                from cruxtui.core.perturb.variant_set import NONE, describe_skipped
 
+                if variants.transform == NONE:
+                    return
                 skipped = describe_skipped(variants)
                 n = sum(c.n for c in outer._cells if c.transform == variants.transform)
                 outer.total -= n * sum(variants.skipped.values())

@@ -4,7 +4,7 @@ A sweep file (TOML) names endpoints and a grid; every cell of the grid (endpoint
 mode x temperature x n x seed x transform) is one `RunSession`, the same path `cruxtui run` takes,
 so the runs it stores are seen by `runs`, `compare`, `export`, `cases from-run` and the TUI, and a
 killed sweep resumes through the store's configuration hash: the same file asks only for what is
-missing. A perturbed cell runs the transform's verified variants (`sweep_variants`) in the run of
+missing. A perturbed cell runs the transform's verified variants (`cruxtui.core.perturb.variant_set`) in the run of
 its configuration, as the Perturb screen's run panels do; cells that share a run take turns.
 
 Cells run several at once: per endpoint, `cells_per_endpoint` cells share one semaphore of the
@@ -30,15 +30,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cruxtui.core.runs.runner import Progress, RunListener
-from cruxtui.core.runs.session import RunSettings
-from cruxtui.core.runs.sweep_variants import (
+from cruxtui.core.perturb.variant_set import (
     NONE,
     TransformError,
     VariantSet,
     build_variants,
     check_transform,
 )
+from cruxtui.core.runs.runner import Progress, RunListener
+from cruxtui.core.runs.session import RunSettings
 
 if TYPE_CHECKING:
     from cruxtui.core.data.dataset import Dataset
@@ -448,7 +448,7 @@ class CellResult:
     attempts: int = 0
     error: str | None = None
     skipped: Counter[str] = field(default_factory=Counter)
-    """Samples the cell's transform left out, by reason (see `sweep_variants`)."""
+    """Samples the cell's transform left out, by reason (see `cruxtui.core.perturb.variant_set`)."""
     endpoint_down: str | None = None
     """Why the cell's endpoint was down when the sweep ended (None: it was answering)."""
 
@@ -773,9 +773,10 @@ def table(summaries: Sequence[Mapping[str, Any]]) -> Table:
         transform = s.get("transform", NONE)
         if s.get("skipped") and transform not in notes:
             reasons = ", ".join(f"{k} {n}" for k, n in (s.get("skipped_reasons") or {}).items())
+            covered = max(x["samples"] for x in summaries if x.get("transform") == transform)
             notes[transform] = (
-                f"{transform}: {s['skipped']} sample(s) skipped ({reasons}); "
-                "its entries are over the others"
+                f"{transform}: {s['skipped']} of {s['skipped'] + covered} samples skipped "
+                f"({reasons}); its columns are over the other {covered}"
             )
     return Table(columns, rows, list(notes.values()))
 

@@ -1,15 +1,12 @@
-"""The perturbation axis of a sweep: each transform's verified variants of the sweep's samples.
+"""One transform applied to many samples: the verified variants, and what was skipped and why.
 
-A perturbed cell runs the model on variants (`sample_3~anon`), never on a hand-made copy: they
-are built by `cruxtui.core.perturb` exactly as `cruxtui perturb --apply` and the Perturb screen
-build them (`apply_chain`, then `verify` runs each twice in the sandbox and re-derives its
-output), so a variant id stored by a sweep is the one the TUI names, and its generations are
-found there (and vice versa). Variants are stored in the run of their configuration, as the
-Perturb screen's run panels store them; a cell's summary counts only its own samples, and
-`transforms_in` slices a run by perturbation from the ids alone.
+What a sweep's `transforms` axis runs and what `cases from-run --transform` rebuilds: variants
+made exactly as `cruxtui perturb --apply` and the Perturb screen make them (`apply_chain`, then
+`verify` runs each twice in the sandbox and re-derives its output), so a variant id stored by a
+sweep is the one the TUI names, and its generations are found there (and vice versa).
 
 Building is deterministic (the spec's seed is fixed), so a resumed sweep rebuilds the same ids
-and the store asks only for what is missing. A sample a transform does not apply to (nothing to
+and the store asks only for what is missing. A sample the transform does not apply to (nothing to
 act on, code libcst cannot parse) or whose variant is rejected (raises, times out, changes the
 output of a preserving chain, ...) is skipped and counted by reason.
 """
@@ -22,9 +19,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cruxtui.core.data.dataset import Sample
+from cruxtui.core.perturb.chain import Applied, apply_chain
+from cruxtui.core.perturb.spec import NotApplicable, SpecError, UnparsableCode, parse_spec
+from cruxtui.core.perturb.transform import get_transform
+from cruxtui.core.perturb.variant import Rejection, Variant, verify
 
 if TYPE_CHECKING:
-    from cruxtui.core.perturb import Applied, Variant
     from cruxtui.core.sandbox.pool import Sandbox
 
 NONE = "none"
@@ -62,8 +62,6 @@ def check_transform(text: str) -> str:
     text = text.strip()
     if text == NONE:
         return NONE
-    from cruxtui.core.perturb import SpecError, get_transform, parse_spec
-
     try:
         spec = parse_spec(text, TRANSFORM_SEED)
         get_transform(spec.name)
@@ -78,16 +76,6 @@ def build_variants(
 ) -> VariantSet:
     """Apply one transform to every sample and verify the variants (in the sandbox, across its
     workers). Blocking; `TransformError` when the parameters are wrong for this transform."""
-    from cruxtui.core.perturb import (
-        NotApplicable,
-        Rejection,
-        SpecError,
-        UnparsableCode,
-        apply_chain,
-        parse_spec,
-        verify,
-    )
-
     result = VariantSet(transform)
     if transform == NONE:
         result.samples = {s.id: s for s in samples}
