@@ -214,7 +214,14 @@ class _SweepProgress:
         parts = []
         for name, at in sorted(self._down.items()):
             left = at - now
-            state = "given up" if left == float("inf") else f"retry in {max(left, 0):.0f}s"
+            left = max(left, 0.0)
+            state = (
+                "given up"
+                if left == float("inf")
+                else f"retry in {left:.1f}s"
+                if left < 10
+                else f"retry in {left:.0f}s"
+            )
             parts.append(f"{name} ({state})")
         return ", ".join(parts)
 
