@@ -54,15 +54,19 @@ def run(args: argparse.Namespace) -> int:
         ids = sweep.sample_ids(dataset)
     except sweeps.SweepError as exc:
         raise CliError(f"{args.file}: {exc}") from None
+    try:
+        variants = sweeps.sweep_variants(sweep, dataset, ids)
+    except sweeps.SweepError as exc:
+        raise CliError(f"{args.file}: {exc}") from None
+    for vs in variants.values():
+        _report_variants(vs)
     with open_store(args) as store:
-        progress = _SweepProgress(sweep.cells, len(ids), sweep.attempts)
+        total = sum(len(variants[c.transform].samples) * c.n for c in sweep.cells)
+        progress = _SweepProgress(len(sweep.cells), total, sweep.attempts)
         with progress:
-            try:
-                results = asyncio.run(
-                    sweeps.run_sweep(sweep, store, dataset, ids, progress.listener)
-                )
-            except sweeps.SweepError as exc:
-                raise CliError(f"{args.file}: {exc}") from None
+            results = asyncio.run(
+                sweeps.run_sweep(sweep, store, dataset, ids, progress.listener, variants)
+            )
     summaries = [r.summary() for r in results]
     t = sweeps.table(summaries)
     for out, render in (
@@ -103,6 +107,20 @@ def run(args: argparse.Namespace) -> int:
     return 1 if incomplete else 0
 
 
+def _report_variants(vs: VariantSet) -> None:
+    """What a transform made of the samples (on stderr, before the run starts)."""
+    from cruxtui.core.perturb.variant_set import NONE, describe_skipped
+
+    if vs.transform == NONE:
+        return
+    skipped = describe_skipped(vs)
+    print(
+        f"{vs.transform}: {len(vs.samples)} variants"
+        + (f"; {skipped.split(': ', 1)[1]}" if skipped else ""),
+        file=sys.stderr,
+    )
+
+
 def _write(path: str, text: str) -> None:
     from cruxtui.core.util.atomic import atomic_write_text
 
@@ -117,15 +135,12 @@ class _SweepProgress:
 
     A rich bar on a terminal; elsewhere (pipes, logs) a plain line every few seconds."""
 
-    def __init__(self, cells: list[Cell], samples: int, attempts: int) -> None:
+    def __init__(self, cells: int, total: int, attempts: int) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
         from rich.progress import Progress as Bar
 
-        self._cells = cells
-        self.cells, self.attempts = len(cells), attempts
-        self.total = samples * sum(c.n for c in cells)
-        """Generations the sweep holds when done (less what transforms skip, once known)."""
+        self.cells, self.total, self.attempts = cells, total, attempts
         self.cells_done = 0
         self._per_cell: dict[Cell, Progress] = {}
         self._down: dict[str, float] = {}
@@ -157,20 +172,6 @@ class _SweepProgress:
         outer = self
 
         class Listener(SweepListener):
-            def on_variants(self, variants: VariantSet) -> None:
-                from cruxtui.core.perturb.variant_set import NONE, describe_skipped
-
-                if variants.transform == NONE:
-                    return
-                skipped = describe_skipped(variants)
-                n = sum(c.n for c in outer._cells if c.transform == variants.transform)
-                outer.total -= n * sum(variants.skipped.values())
-                outer._bar.update(outer._task, total=outer.total)
-                outer._say(
-                    f"{variants.transform}: {len(variants.samples)} variants"
-                    + (f"; {skipped.split(': ', 1)[1]}" if skipped else "")
-                )
-
             def on_cell_progress(self, cell: Cell, progress: Progress) -> None:
                 outer._per_cell[cell] = progress
                 outer._draw()

@@ -498,9 +498,6 @@ class CellResult:
 class SweepListener:
     """Callbacks from `run_sweep` (on the event loop thread). Override what you need."""
 
-    def on_variants(self, variants: VariantSet) -> None:
-        """A transform's variants are built and verified (`variants.skipped` says what not)."""
-
     def on_cell_start(self, cell: Cell, run_id: str, attempt: int) -> None: ...
 
     def on_cell_progress(self, cell: Cell, progress: Progress) -> None: ...
@@ -607,26 +604,35 @@ class _CellRelay(RunListener):
         self.listener.on_cell_progress(self.cell, progress)
 
 
+def sweep_variants(
+    sweep: Sweep, dataset: Dataset, sample_ids: Sequence[str]
+) -> dict[str, VariantSet]:
+    """Each transform of the grid -> its verified variants of the samples (`none`: the samples).
+    Blocking (the sandbox runs every variant twice); `SweepError` if a transform's parameters are
+    wrong, so a bad grid fails before any request."""
+    parents = [dataset[sid] for sid in sample_ids]
+    variants: dict[str, VariantSet] = {}
+    for transform in sweep.transforms:
+        try:
+            variants[transform] = build_variants(transform, parents)
+        except TransformError as exc:
+            raise SweepError(f"grid.transforms: {exc}") from None
+    return variants
+
+
 async def run_sweep(
     sweep: Sweep,
     store: RunStore,
     dataset: Dataset,
     sample_ids: Sequence[str],
     listener: SweepListener | None = None,
+    variants: Mapping[str, VariantSet] | None = None,
 ) -> list[CellResult]:
     """Run every cell (as many at once as the endpoints allow); results in the grid's order.
-
-    Each transform's variants are built first (`SweepError` if a transform's parameters are
-    wrong, before any request)."""
+    `variants` is `sweep_variants(...)`, built here when not given."""
     listener = listener or SweepListener()
-    parents = [dataset[sid] for sid in sample_ids]
-    variants: dict[str, VariantSet] = {}
-    for transform in sweep.transforms:
-        try:
-            variants[transform] = await asyncio.to_thread(build_variants, transform, parents)
-        except TransformError as exc:
-            raise SweepError(f"grid.transforms: {exc}") from None
-        listener.on_variants(variants[transform])
+    if variants is None:
+        variants = await asyncio.to_thread(sweep_variants, sweep, dataset, sample_ids)
     gates = {name: asyncio.Semaphore(ep.concurrency) for name, ep in sweep.endpoints.items()}
     slots = {name: asyncio.Semaphore(sweep.cells_per_endpoint) for name in sweep.endpoints}
     health = {name: EndpointHealth(name) for name in sweep.endpoints}
