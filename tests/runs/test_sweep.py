@@ -354,3 +354,29 @@ def test_perturbed_sweep_cells_and_their_cases(
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "grid.transforms: const:zz:" in err[0]
         assert server.request_count == 12
+
+
+def test_a_transform_that_applies_to_no_sample_is_an_empty_done_cell(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dataset = load_dataset(offline=True)
+    # input-element removes an element of a container in the input: samples whose input has
+    # no container cannot take it.
+    without = [s.id for s in dataset.samples if not any(c in s.input for c in "[({")][:2]
+    assert len(without) == 2
+    with FakeOpenAI(CruxevalResponder(dataset.samples), models=("m1",)) as server:
+        path = write(
+            tmp_path,
+            f'[endpoints.e]\nbase_url = "{server.url}"\n[grid]\nmodels = ["m1"]\n'
+            f'samples = {json.dumps(without)}\ntransforms = ["none", "input-element"]\n',
+        )
+        assert main(["sweep", str(path), "--store", str(tmp_path / "s.sqlite"), "--json"]) == 0
+        none, empty = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+        assert none["status"] == "done" and none["generations"] == 2
+        assert (empty["status"], empty["samples"], empty["skipped"], empty["run_id"]) == (
+            "done",
+            0,
+            2,
+            None,
+        )
+        assert empty["pass_at_1"] is None and server.request_count == 2

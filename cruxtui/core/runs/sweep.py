@@ -451,10 +451,12 @@ class CellResult:
     """Samples the cell's transform left out, by reason (see `cruxtui.core.perturb.variant_set`)."""
     endpoint_down: str | None = None
     """Why the cell's endpoint was down when the sweep ended (None: it was answering)."""
+    nothing_to_run: bool = False
+    """The cell's transform applies to none of the samples (all `skipped`): done, empty."""
 
     @property
     def complete(self) -> bool:
-        return self.run_id is not None and self.missing == 0
+        return self.nothing_to_run or (self.run_id is not None and self.missing == 0)
 
     def summary(self) -> dict[str, Any]:
         """The `--json` object of this cell; pass@k and the interval are x100."""
@@ -676,7 +678,7 @@ async def _run_cell(
     settings = cell.settings(ep)
     ids = list(samples)
     if not ids:
-        result.error = f"{cell.transform} applies to none of the samples"
+        result.nothing_to_run = True
         return
     result.missing = len(ids) * cell.n  # until a try says otherwise
     while True:
