@@ -4,6 +4,7 @@ back, only its cells are asked for), and the paper-style table."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -335,6 +336,28 @@ def test_perturbed_sweep_cells_and_their_cases(
         )
         assert server.request_count == 12  # each original and each variant once
         assert "rename:anonymize: 6 variants" in err
+
+        # The run panel (Perturb screen, Ctrl+R) on the same variant with the same settings
+        # finds the sweep's generation: shown, not asked for again.
+        from cruxtui.core.runs.runner import RunListener
+        from cruxtui.core.runs.session import RunSettings, live_run
+        from cruxtui.core.runs.store import RunStore
+
+        variant = next(iter(anon.samples.values()))
+        shown = []
+        with RunStore(store) as opened:
+            summary = asyncio.run(
+                live_run(
+                    opened,
+                    dataset,
+                    variant,
+                    RunSettings(base_url=server.url, model="m1", seed=0),
+                    listener=RunListener(),
+                    show_stored=shown.append,
+                )
+            )
+        assert summary.run_id == none["run_id"] and summary.requested == 0
+        assert [g.sample_id for g in shown] == [variant.id] and server.request_count == 12
 
         cases = tmp_path / "cases"
         run = none["run_id"]
