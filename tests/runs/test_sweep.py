@@ -403,3 +403,62 @@ def test_a_transform_that_applies_to_no_sample_is_an_empty_done_cell(
             None,
         )
         assert empty["pass_at_1"] is None and server.request_count == 2
+
+
+def test_gated_backend_passes_batches_through_and_notes_a_refusal() -> None:
+    """A batch backend (vLLM in-process: no GPU here, so a stand-in) keeps its batch entry point
+    through the sweep's wrapper, and a refusal from it ends the cell like one from `complete`."""
+    from cruxtui.core.models.backend import ModelError
+    from cruxtui.core.runs.sweep import _Gated
+
+    class Batch:
+        calls = 0
+
+        async def complete_batch(self, requests: list[str]) -> list[str]:
+            self.calls += 1
+            if requests == ["bad"]:
+                raise ModelError("unknown_model", "no such model")
+            return [r.upper() for r in requests]
+
+    class Plain:
+        async def complete(self, prompt: str) -> str:
+            raise ModelError("unreachable", "cannot connect")
+
+    async def go() -> None:
+        gated = _Gated(Batch(), asyncio.Semaphore(1))  # type: ignore[arg-type]
+        assert await gated.complete_batch(["a", "b"]) == ["A", "B"]
+        assert not gated.refused
+        with pytest.raises(ModelError):
+            await gated.complete_batch(["bad"])
+        assert gated.refused and gated.calls == 2
+        plain = _Gated(Plain(), asyncio.Semaphore(1))  # type: ignore[arg-type]
+        assert not callable(getattr(plain, "complete_batch", None))  # the runner asks this
+        with pytest.raises(ModelError):
+            await plain.complete("p")
+        assert not plain.refused  # an unreachable endpoint may come back
+
+    asyncio.run(go())
+
+
+def test_endpoint_health_counts_one_round_per_outage_however_many_cells_notice() -> None:
+    from cruxtui.core.runs.sweep import EndpointHealth
+
+    sweep = Sweep(endpoints={}, cells=[], samples=None, retry_wait=10, attempts=3)
+    health = EndpointHealth("e")
+    a = b = health.epoch  # two cells begin a try
+    assert health.failed("down", sweep, a) == "round" and health.rounds == 1
+    assert health.failed("down", sweep, b) == "joined" and health.rounds == 1  # late, same outage
+    assert health.retry_at > 0 and health.down == "down"
+    a = b = health.epoch  # both try again
+    assert health.failed("down", sweep, b) == "round" and health.rounds == 2
+    assert health.stored() and health.down is None and health.rounds == 0  # it came back
+    assert not health.stored()  # already up
+    a = health.epoch
+    assert health.failed("down again", sweep, a) == "round"
+    a = health.epoch
+    assert health.failed("down again", sweep, a) == "round"
+    a = health.epoch
+    assert health.failed("down again", sweep, a) == "given-up" and health.given_up
+    assert health.failed("down again", sweep, a) == "joined"
+    assert not health.stored() and health.given_up  # given up stays given up in this sweep
+    assert "gave up after 3 round(s)" in health.gave_up_message()

@@ -533,26 +533,32 @@ class EndpointHealth:
     retry_at: float = 0.0
     """`time.monotonic()` before which its cells do not try."""
     given_up: bool = False
+    epoch: int = 0
+    """Rounds opened so far, ever: a cell notes it when it starts a try (`since`)."""
 
-    def failed(self, reason: str, sweep: Sweep) -> str:
-        """A cell stopped on this endpoint: `round` (a new round of waiting opens, until
-        `retry_at`), `joined` (a round is open already, or the endpoint was given up before) or
-        `given-up` (that was the last round)."""
-        now = time.monotonic()
-        if self.given_up or now < self.retry_at:
+    def failed(self, reason: str, sweep: Sweep, since: int) -> str:
+        """A cell's try, begun at epoch `since`, stopped on this endpoint: `round` (a new round
+        of waiting opens, until `retry_at`), `joined` (another cell opened a round since this
+        try began: the same outage, or the endpoint was given up) or `given-up` (that was the
+        last round). Counting by epoch keeps cells that fail a little apart in one round."""
+        if self.given_up or since != self.epoch:
             return "joined"
+        self.epoch += 1
         self.down = reason
         self.rounds += 1
         if self.rounds >= sweep.attempts:
             self.given_up = True
             return "given-up"
-        self.retry_at = now + sweep.backoff(self.rounds)
+        self.retry_at = time.monotonic() + sweep.backoff(self.rounds)
         return "round"
 
     def stored(self) -> bool:
-        """A generation was stored from it; True if that ends an outage."""
+        """A generation was stored from it; True if that ends an outage. (Once given up, it
+        stays so for this sweep: its cells left have been told not to try.)"""
+        if self.given_up:
+            return False
         self.rounds = 0
-        came_back = self.down is not None and not self.given_up
+        came_back = self.down is not None
         if came_back:
             self.down, self.retry_at = None, 0.0
         return came_back
@@ -573,6 +579,10 @@ class _Gated:
     def __init__(self, backend: Backend, gate: asyncio.Semaphore) -> None:
         self._backend = backend
         self._gate = gate
+        if callable(getattr(backend, "complete_batch", None)):
+            # A batch backend (vLLM in-process) runs one call at a time already: no gate, but
+            # a refusal must still end the cell.
+            self.complete_batch = self._complete_batch
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._backend, name)
@@ -586,9 +596,19 @@ class _Gated:
             try:
                 return await self._backend.complete(*args, **kwargs)
             except Exception as exc:
-                if getattr(exc, "fatal", False) and getattr(exc, "kind", "") != "unreachable":
-                    self.refused = True
+                self._note(exc)
                 raise
+
+    async def _complete_batch(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await self._backend.complete_batch(*args, **kwargs)  # type: ignore[attr-defined]
+        except Exception as exc:
+            self._note(exc)
+            raise
+
+    def _note(self, exc: Exception) -> None:
+        if getattr(exc, "fatal", False) and getattr(exc, "kind", "") != "unreachable":
+            self.refused = True
 
 
 class _CellRelay(RunListener):
@@ -687,6 +707,7 @@ async def _run_cell(
             result.error = health.gave_up_message()
             return
         result.attempts += 1
+        since = health.epoch
         try:
             backend = await asyncio.to_thread(connect, settings)
         except ModelError as exc:
@@ -715,7 +736,7 @@ async def _run_cell(
         if gated.refused:
             return
         if summary.aborted:  # the endpoint stopped answering: its cells wait together
-            outcome = health.failed(result.error, sweep)
+            outcome = health.failed(result.error, sweep, since)
             wait = max(health.retry_at - time.monotonic(), 0.0)
             if outcome == "given-up":
                 listener.on_endpoint_given_up(cell.endpoint, result.error)
