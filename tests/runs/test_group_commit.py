@@ -103,3 +103,47 @@ async def test_responses_are_committed_in_groups_and_reported_after_the_commit(
     assert max(store.groups) <= COMMIT_ROWS  # a round never goes past commit_rows
     # Requests went on while rounds were scored: far fewer transactions than responses.
     assert len(store.groups) <= len(ids) // 2, store.groups
+
+
+async def test_a_response_that_cannot_be_scored_is_a_recorded_failure_and_the_rest_is_stored(
+    tmp_path: Path,
+) -> None:
+    dataset: Dataset = load_dataset(offline=True)
+    ids = [s.id for s in dataset.samples]
+    bad = ids[3]
+
+    def scorer(pairs: Sequence[tuple[Sample, str]], task: str) -> list[Any]:
+        time.sleep(0.02)  # responses pile up: rounds hold several, the bad one among them
+        if any(sample.id == bad for sample, _ in pairs):
+            raise RuntimeError("the sandbox could not start")
+        return default_scorer(pairs, task)
+
+    with (
+        FakeOpenAI(CruxevalResponder(dataset.samples, "mixed"), latency=0.01) as server,
+        CountingStore(tmp_path / "runs.sqlite") as store,
+    ):
+        backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"), timeout=10)
+        try:
+            _, plan = prepare_run(
+                store,
+                backend,
+                dataset_digest=dataset.digest,
+                task="output",
+                mode="direct",
+                style="chat",
+                params=SamplingParams(n=2, max_tokens=64, seed=1),
+            )
+            runner = Runner(
+                plan, store, {s.id: s for s in dataset.samples}, concurrency=8, scorer=scorer
+            )
+            summary = await runner.run(ids)
+        finally:
+            await backend.aclose()
+        stored = {(g.sample_id, g.index) for g in store.generations(plan.run_id)}
+        left = store.missing(plan.run_id, ids, 2)
+    assert summary.aborted is None and summary.failed == 2
+    assert summary.failures == [(bad, 0, "the sandbox could not start")] + [
+        (bad, 1, "the sandbox could not start")
+    ]
+    assert left == {bad: [0, 1]}  # asked again on resume
+    assert len(stored) == 2 * (len(ids) - 1)
