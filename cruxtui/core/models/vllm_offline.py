@@ -200,7 +200,10 @@ class VllmBackend:
     async def complete(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
     ) -> list[Completion]:
-        return (await self.complete_batch([(prompt, params)]))[0]
+        out = (await self._call(self.generate_batch, [prompt], params))[0]
+        for completion in out:
+            completion.seed = params.seed
+        return out
 
     def stream(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None

@@ -27,6 +27,7 @@ through 800 samples that can only fail.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections import OrderedDict
@@ -498,19 +499,47 @@ class Runner:
                     break
                 batch.append(more)
                 rows += len(more.done)
-            gens = await asyncio.to_thread(self._score_and_store, batch)
+            gens, unscored = await asyncio.to_thread(self._score_and_store, batch)
             for gen in gens:
                 self._count(gen)
                 self.listener.on_generation(gen)
             self._emit_progress()
+            for item, exc in unscored:
+                # As a failed request: recorded, left missing; a run whose every answer fails
+                # to score stops like one whose every request fails (workers see `_abort`).
+                with contextlib.suppress(_Abort):
+                    self._failed_request(item.sid, [i for i, _ in item.done], exc)
             for _ in batch:
                 queue.task_done()
                 self._room.release()
 
-    def _score_and_store(self, batch: list[_Returned]) -> list[Generation]:
-        """Extract, score and commit one round (in a worker thread). Identical answers to a
-        sample are scored once per run (at low temperature most of a sample's n answers are the
-        same text), and the round's new ones in one `scorer` call."""
+    def _score_and_store(
+        self, batch: list[_Returned]
+    ) -> tuple[list[Generation], list[tuple[_Returned, Exception]]]:
+        """Extract, score and commit one round (in a worker thread); returns what was stored and
+        the responses that could not be scored (with why). Identical answers to a sample are
+        scored once per run (at low temperature most of a sample's n answers are the same text),
+        and the round's new ones in one `scorer` call; if that call fails, each response is
+        scored on its own, so one that cannot be scored does not take the others with it."""
+        try:
+            return self._store_round(batch), []
+        except _StoreError as exc:
+            raise exc.__cause__ or exc from None
+        except Exception as exc:  # noqa: BLE001 - scoring failed: find which responses it was
+            if len(batch) == 1:
+                return [], [(batch[0], exc)]
+        stored: list[Generation] = []
+        unscored: list[tuple[_Returned, Exception]] = []
+        for item in batch:
+            try:
+                stored += self._store_round([item])
+            except _StoreError as exc:
+                raise exc.__cause__ or exc from None
+            except Exception as exc:  # noqa: BLE001 - recorded as a failure of its request
+                unscored.append((item, exc))
+        return stored, unscored
+
+    def _store_round(self, batch: list[_Returned]) -> list[Generation]:
         found: list[list[tuple[str, tuple[str | None, str]]]] = []
         fresh: dict[tuple[str, str], None] = {}
         for item in batch:
@@ -534,7 +563,10 @@ class Runner:
         ]
         while len(self._verdicts) > VERDICTS_KEPT:
             self._verdicts.popitem(last=False)
-        self.store.add_generations(self.plan.run_id, gens)
+        try:
+            self.store.add_generations(self.plan.run_id, gens)
+        except Exception as exc:
+            raise _StoreError() from exc  # not a scoring problem: the run cannot store
         return gens
 
     def _generation(
@@ -612,6 +644,10 @@ class _Returned:
     sid: str
     prompt: Any
     done: list[tuple[int, Any]]
+
+
+class _StoreError(Exception):
+    """Internal: committing a round failed (its cause says why); the run stops with the cause."""
 
 
 class _Abort(Exception):
