@@ -97,6 +97,14 @@ def register(sub: Subparsers) -> None:
         "--failed", action="store_true", help="only samples with at least one failing generation"
     )
     fr.add_argument("--samples", metavar="ID,ID,...", help="only these samples")
+    fr.add_argument(
+        "--transform",
+        action="append",
+        default=[],
+        metavar="NAME[:PARAMS]",
+        help="rebuild the run's variants made by this transform (as in a sweep's grid, e.g. "
+        "rename:anonymize), so their cases record the variant (repeatable)",
+    )
     fr.add_argument("--tag", action="append", default=[], help="tag every new case (repeatable)")
     fr.add_argument("--note", default="", help="note for every new case")
     add_store_option(fr)
@@ -440,6 +448,7 @@ def run_from_run(args: argparse.Namespace) -> int:
     dataset = open_dataset(args)
     with open_store(args) as store:
         try:
+            variants = _run_variants(store, args.run, dataset, args.transform)
             result = cases_from_run(
                 store,
                 args.run,
@@ -448,6 +457,7 @@ def run_from_run(args: argparse.Namespace) -> int:
                 samples=samples,
                 tags=tags,
                 note=args.note,
+                variants=variants,
             )
         except (RunStoreError, ValueError) as exc:
             raise CliError(str(exc)) from None
@@ -477,4 +487,29 @@ def run_from_run(args: argparse.Namespace) -> int:
         print(f"  skipped {why}", file=sys.stderr)
     if len(result.skipped) > 10:
         print(f"  ... and {len(result.skipped) - 10} more skipped", file=sys.stderr)
+    if not args.transform and any("~" in why.split(":", 1)[0] for why in result.skipped):
+        print(
+            "  (a variant is saved when --transform names what made it, e.g. "
+            "--transform rename:anonymize)",
+            file=sys.stderr,
+        )
     return 0
+
+
+def _run_variants(store: Any, run: str, dataset: Any, transforms: list[str]) -> dict[str, Any]:
+    """The run's variants made by `transforms`, rebuilt from their base samples (deterministic:
+    the ids come out as the sweep or the Perturb screen stored them)."""
+    if not transforms:
+        return {}
+    from cruxtui.core.perturb.variant_set import TransformError, build_variants, check_transform
+
+    stored = store.counts(store.run(run).id)
+    bases = list(dict.fromkeys(sid.split("~", 1)[0] for sid in stored if "~" in sid))
+    parents = [s for s in (dataset.get(b) for b in bases) if s is not None]
+    variants: dict[str, Any] = {}
+    for text in transforms:
+        try:
+            variants |= build_variants(check_transform(text), parents).variants
+        except TransformError as exc:
+            raise CliError(f"--transform: {exc}") from None
+    return variants

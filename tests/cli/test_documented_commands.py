@@ -107,24 +107,37 @@ def _scored(ctx: Context) -> str:
     )
 
 
-def _sweep(ctx: Context) -> str:
-    """The sweep file docs/runs.md shows, aimed at the local server and the models it serves."""
-    doc = (REPO / "docs" / "runs.md").read_text(encoding="utf-8")
-    text = doc.split("```toml\n# sweep.toml\n", 1)[1].split("```", 1)[0]
-    for shown, served in (
-        (SERVER_URL, ctx.server_url),
-        ("Qwen/Qwen2.5-Coder-7B-Instruct", "fake-model"),
-        ("deepseek-ai/deepseek-coder-6.7b-instruct", "other"),
-    ):
-        assert shown in text, f"docs/runs.md's sweep example no longer shows {shown}"
-        text = text.replace(shown, served)
-    return text
+def _sweep_file(name: str, shown_models: tuple[str, ...]) -> Callable[[Context], str]:
+    """A sweep file docs/runs.md shows (```toml starting `# NAME`), aimed at the local server and
+    the models it serves."""
+    served = {
+        "Qwen/Qwen2.5-Coder-7B-Instruct": "fake-model",
+        "deepseek-ai/deepseek-coder-6.7b-instruct": "other",
+    }
+
+    def make(ctx: Context) -> str:
+        doc = (REPO / "docs" / "runs.md").read_text(encoding="utf-8")
+        text = doc.split(f"```toml\n# {name}\n", 1)[1].split("```", 1)[0]
+        for shown, instead in [(SERVER_URL, ctx.server_url)] + [
+            (m, served[m]) for m in shown_models
+        ]:
+            assert shown in text, f"docs/runs.md's {name} no longer shows {shown}"
+            text = text.replace(shown, instead)
+        return text
+
+    return make
 
 
 FILES: dict[str, Callable[[Context], str]] = {
     "generations.json": _generations,  # the paper's Code Llama output predictions, sliced
     "scored.json": _scored,  # the benchmark's own scored file, sliced
-    "sweep.toml": _sweep,  # docs/runs.md's example sweep
+    "sweep.toml": _sweep_file(  # docs/runs.md's example sweep
+        "sweep.toml",
+        ("Qwen/Qwen2.5-Coder-7B-Instruct", "deepseek-ai/deepseek-coder-6.7b-instruct"),
+    ),
+    "perturbed.toml": _sweep_file(  # its sweep with a transform axis
+        "perturbed.toml", ("Qwen/Qwen2.5-Coder-7B-Instruct",)
+    ),
     "cot.txt": lambda ctx: "text_list is ['b', 'c', 'k']. The function returns 'bcksrutq'.\n",
 }
 """Files the docs' commands read, written into each doc's working directory first."""

@@ -132,6 +132,17 @@ def test_replay_endpoint(config: Path) -> None:
         ),
         ("[endpoints.a]\nmodel = 'm'\nconcurrency = 0", "concurrency must be a positive integer"),
         ("[endpoints.a]\nbackend = 'replay'", "needs a generations file"),
+        ("[endpoints.a]\nmodel = 'm'\nbatch_size = 64", "batch_size applies only to backend"),
+        ("[endpoints.a]\nmodel = 'm'\nengine = {dtype = 'half'}", "engine applies only to"),
+        ("[endpoints.a]\nbackend = 'vllm'\nmodel = 'm'\nengine = 2", "engine must be a table"),
+        (
+            "[endpoints.a]\nbackend = 'vllm'\nmodel = 'm'\nengine = {model = 'x'}",
+            "give the model as `model`",
+        ),
+        (
+            "[endpoints.a]\nbackend = 'vllm'\nmodel = 'm'\nbatch_size = 0",
+            "batch_size must be a positive integer",
+        ),
     ],
 )
 def test_config_problems_are_explained(text: str, message: str) -> None:
@@ -142,6 +153,25 @@ def test_config_problems_are_explained(text: str, message: str) -> None:
         resolve_endpoint("a")
     assert message in str(info.value)
     assert info.value.kind in ("config", "auth")
+
+
+def test_vllm_engine_arguments_and_batch_size_reach_the_backend() -> None:
+    from cruxtui.core.models.vllm_offline import VllmBackend
+
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "[endpoints.gpu]\nbackend = 'vllm'\nmodel = 'org/coder'\nbatch_size = 128\n"
+        "engine = { tensor_parallel_size = 4, data_parallel_size = 2, "
+        "gpu_memory_utilization = 0.8 }\n"
+    )
+    backend = open_backend(endpoint="gpu")  # nothing is loaded until the first request
+    assert isinstance(backend, VllmBackend) and backend.batch_size == 128
+    assert backend.engine_args == {
+        "tensor_parallel_size": 4,
+        "data_parallel_size": 2,
+        "gpu_memory_utilization": 0.8,
+    }
 
 
 def test_unknown_endpoint_lists_the_known_ones(config: Path) -> None:

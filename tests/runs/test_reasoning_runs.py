@@ -101,7 +101,7 @@ async def test_resuming_a_batch_seeds_from_the_first_missing_index(
         )
         samples = {sid: starter[sid]}
         runner = Runner(plan, store, samples, stream=True)
-        await runner._guarded(__import__("asyncio").Semaphore(1), sid, [0])
+        await runner._run_jobs({sid: [0]})  # generation 0 alone, streamed and stored
         await Runner(plan, store, samples).run([sid])
         await b.aclose()
         seeds = [r.body.get("seed") for r in srv.log.requests]

@@ -136,9 +136,10 @@ def case_sample(case: FailureCase) -> Sample:
 
 
 def default_scorer(sample: Sample, task: str, prediction: str) -> Any:
+    """One verdict through the runner's scorer (which judges a round of pairs at once)."""
     from cruxtui.core.runs.runner import default_scorer as run_scorer
 
-    return run_scorer(sample, task, prediction)
+    return run_scorer([(sample, prediction)], task)[0]
 
 
 async def replay_case(

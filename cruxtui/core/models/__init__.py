@@ -35,7 +35,8 @@ def make_backend(
 ) -> Backend:
     """The backend for `spec`. `api_key`, `timeout` (each wait for data), `deadline` (a whole
     request) and `concurrency` (requests in flight at most) apply to OpenAI-compatible servers;
-    `options` go to the vLLM engine (e.g. `tensor_parallel_size=2`)."""
+    `options` go to the vLLM engine (e.g. `tensor_parallel_size=2`), except `batch_size` (prompts
+    per engine call in a run)."""
     if spec.backend == "openai":
         from cruxtui.core.models.openai_compat import OpenAICompatBackend
 

@@ -246,7 +246,11 @@ class Backend(Protocol):
     call with n > 1 is cheaper than n calls (the runner batches then). `index` is the number of
     the generation being asked for (for `complete`: of the first one); only replay uses it, to
     serve the same recorded text for the same generation after a resume. `concurrency` is the
-    number of requests in flight the endpoint's configuration asks for (None: the caller decides)."""
+    number of requests in flight the endpoint's configuration asks for (None: the caller decides).
+
+    A backend that is cheaper fed in bulk (vLLM in-process) also has `complete_batch(requests)`:
+    many (prompt, params) requests in one call, returning each one's completions in order, and
+    `batch_size`, how many to give it at once; the runner then uses that instead of `complete`."""
 
     spec: ModelSpec
     supports_n: bool

@@ -18,6 +18,12 @@ Precedence for each setting: command-line flag, then the named endpoint, then th
     model = "gpt-4o-mini"
     api_key_env = "OPENAI_API_KEY" # the NAME of the variable holding the key
 
+    [endpoints.gpu]                # vLLM in this process (Linux + CUDA)
+    backend = "vllm"
+    model = "Qwen/Qwen2.5-Coder-7B-Instruct"
+    batch_size = 256               # prompts per engine call in a run (each with its n)
+    engine = { tensor_parallel_size = 2, gpu_memory_utilization = 0.9 }   # to vllm.LLM as is
+
     [endpoints.paper]
     backend = "replay"
     path = "~/cruxeval/model_generations/codellama-7b_temp0.2_output/generations.json"
@@ -60,8 +66,14 @@ ENDPOINT_KEYS = frozenset(
         "deadline",
         "path",
         "concurrency",
+        "engine",
+        "batch_size",
     }
 )
+VLLM_ONLY_KEYS = ("engine", "batch_size")
+"""Keys for the in-process vLLM engine: `engine` is a table passed to `vllm.LLM` as it is
+(tensor_parallel_size, data_parallel_size, gpu_memory_utilization, ...), `batch_size` the prompts
+per engine call in a run."""
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -79,6 +91,10 @@ class Endpoint:
     concurrency: int | None = None
     name: str | None = None
     deadline: float | None = None
+    engine: dict[str, Any] = field(default_factory=dict)
+    """Arguments for `vllm.LLM` (backend "vllm" only)."""
+    batch_size: int | None = None
+    """Prompts per engine call in a run (backend "vllm" only; None: the backend's default)."""
 
 
 def load_endpoints(
@@ -199,6 +215,24 @@ def resolve_endpoint(
             raise ModelError("config", f"deadline must be positive (got {raw_deadline:g})")
         chosen_deadline = float(raw_deadline)
 
+    engine = table.get("engine", {})
+    batch_size = table.get("batch_size")
+    given = [k for k in VLLM_ONLY_KEYS if k in table]
+    if given and chosen_backend != "vllm":
+        raise ModelError("config", f'endpoints.{name}.{given[0]} applies only to backend = "vllm"')
+    if not isinstance(engine, dict):
+        raise ModelError(
+            "config",
+            f"endpoints.{name}.engine must be a table of vllm.LLM arguments, "
+            "e.g. engine = { tensor_parallel_size = 2 }",
+        )
+    if "model" in engine:
+        raise ModelError("config", f"endpoints.{name}.engine: give the model as `model`, not here")
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+    ):
+        raise ModelError("config", f"endpoints.{name}.batch_size must be a positive integer")
+
     spec = ModelSpec(
         chosen_backend,
         chosen_model,
@@ -214,6 +248,8 @@ def resolve_endpoint(
         concurrency=concurrency,
         name=name,
         deadline=chosen_deadline,
+        engine=dict(engine),
+        batch_size=batch_size,
     )
 
 
@@ -253,6 +289,18 @@ def open_backend(
         on_retry=on_retry,
         deadline=ep.deadline,
         concurrency=ep.concurrency,
+        **vllm_options(ep),
     )
     made.concurrency = ep.concurrency
     return made
+
+
+def vllm_options(ep: Endpoint) -> dict[str, Any]:
+    """What `make_backend` passes to the in-process vLLM backend: the engine arguments and the
+    batch size (nothing for other backends)."""
+    if ep.spec.backend != "vllm":
+        return {}
+    options = dict(ep.engine)
+    if ep.batch_size is not None:
+        options["batch_size"] = ep.batch_size
+    return options

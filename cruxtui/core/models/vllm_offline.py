@@ -1,19 +1,27 @@
-"""vLLM in the same process (`pip install 'cruxtui[vllm]'`): every prompt in one batched call.
+"""vLLM in the same process (`pip install 'cruxtui[vllm]'`): the run's prompts in large batched calls.
 
 vLLM needs Linux and a CUDA GPU and is not installed by default, so it is imported only when a run
 actually uses this backend. The adapter is deliberately thin: the parameter mapping
 (`vllm_sampling_kwargs`) and the request layout are plain Python and tested without vLLM; the
 calls into vLLM itself (`LLM(...)`, `LLM.generate`, `LLM.chat`) are untested on machines without a
 GPU, which includes the CI this project runs on.
+
+How a run uses it: the runner sees `complete_batch` and hands over the missing requests in chunks
+of `batch_size` prompts (each prompt with its own n and seed), one call at a time; vLLM schedules
+each chunk itself (continuous batching over every sequence of the chunk). vLLM's offline `LLM` is
+not made to be called from several threads, so every call into the engine, from a run or from the
+TUI's single-sample requests, goes through this backend's one worker thread: never two at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import threading
 import time
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from cruxtui.core.models.backend import (
     OBTAINED_CHOICE,
@@ -28,7 +36,12 @@ from cruxtui.core.models.backend import (
 from cruxtui.core.models.prompts import Prompt
 from cruxtui.core.models.thinking import Piece
 
+T = TypeVar("T")
+
 INSTALL_HINT = "install it with: pip install 'cruxtui[vllm]' (Linux with a CUDA GPU)"
+DEFAULT_BATCH_SIZE = 256
+"""Prompts per engine call in a run: large enough for vLLM to keep the GPU full (each prompt
+asks for n sequences), small enough that a kill loses little (one chunk)."""
 
 
 def vllm_sampling_kwargs(params: SamplingParams, stop: Sequence[str]) -> dict[str, Any]:
@@ -100,16 +113,26 @@ def completions_from_outputs(outputs: Sequence[Any], latency: float) -> list[lis
 
 
 class VllmBackend:
-    """vLLM's offline `LLM` engine. Created lazily on the first request (loading takes minutes)."""
+    """vLLM's offline `LLM` engine. Created lazily on the first request (loading takes minutes).
+
+    `engine_args` go to `vllm.LLM` as they are (`tensor_parallel_size`, `data_parallel_size`,
+    `gpu_memory_utilization`, `max_model_len`, ...: config.toml's `engine` table); `batch_size` is
+    the number of prompts per engine call in a run (each with its own n)."""
 
     supports_n = True
     concurrency: int | None = None
     """Requests in flight the endpoint asks for (config.toml `concurrency`); None: caller decides."""
 
-    def __init__(self, spec: ModelSpec, **engine_args: Any) -> None:
+    def __init__(
+        self, spec: ModelSpec, *, batch_size: int | None = None, **engine_args: Any
+    ) -> None:
         self.spec = spec
         self.engine_args = engine_args
+        self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self._llm: Any = None
+        self._lock = threading.Lock()
+        # One thread for every call into the engine (and its loading): calls queue up there.
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm")
 
     def __repr__(self) -> str:
         return f"VllmBackend({self.spec.model!r}, api={self.spec.api})"
@@ -127,27 +150,57 @@ class VllmBackend:
         return self._llm
 
     def generate_batch(
-        self, prompts: Sequence[Prompt], params: SamplingParams
+        self, prompts: Sequence[Prompt], params: SamplingParams | Sequence[SamplingParams]
     ) -> list[list[Completion]]:
         """All prompts in ONE `LLM.generate` (or `LLM.chat`) call: vLLM schedules the batch itself.
 
-        Prompts in one batch share the sampling parameters and must agree on stop words."""
+        `params` is one for all prompts (which must then agree on stop words) or one per prompt
+        (each its own n, seed and stop words). Blocking; one call at a time (a lock), whichever
+        thread calls."""
         if not prompts:
             return []
-        llm = self._engine()
-        vllm = import_vllm()
-        sampling = vllm.SamplingParams(**vllm_sampling_kwargs(params, params.stop_for(prompts[0])))
-        start = time.monotonic()
-        if self.spec.api == "chat":
-            outputs = llm.chat([p.messages for p in prompts], sampling, use_tqdm=False)
-        else:
-            outputs = llm.generate([p.text for p in prompts], sampling, use_tqdm=False)
-        return completions_from_outputs(outputs, time.monotonic() - start)
+        with self._lock:
+            llm = self._engine()
+            vllm = import_vllm()
+            sampling: Any
+            if isinstance(params, SamplingParams):
+                stop = params.stop_for(prompts[0])
+                sampling = vllm.SamplingParams(**vllm_sampling_kwargs(params, stop))
+            else:
+                if len(params) != len(prompts):
+                    raise ValueError(f"{len(prompts)} prompts but {len(params)} sampling params")
+                sampling = [
+                    vllm.SamplingParams(**vllm_sampling_kwargs(q, q.stop_for(p)))
+                    for p, q in zip(prompts, params, strict=True)
+                ]
+            start = time.monotonic()
+            if self.spec.api == "chat":
+                outputs = llm.chat([p.messages for p in prompts], sampling, use_tqdm=False)
+            else:
+                outputs = llm.generate([p.text for p in prompts], sampling, use_tqdm=False)
+            return completions_from_outputs(outputs, time.monotonic() - start)
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(*args)` on the engine's one thread (never two engine calls at once)."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+
+    async def complete_batch(
+        self, requests: Sequence[tuple[Prompt, SamplingParams]]
+    ) -> list[list[Completion]]:
+        """Completions for many (prompt, params) requests in one engine call, in order; each
+        request gets its `params.n` completions, sampled with its own seed."""
+        prompts = [p for p, _ in requests]
+        params = [q for _, q in requests]
+        out = await self._call(self.generate_batch, prompts, params)
+        for completions, q in zip(out, params, strict=False):
+            for completion in completions:
+                completion.seed = q.seed
+        return out
 
     async def complete(
         self, prompt: Prompt, params: SamplingParams, *, index: int | None = None
     ) -> list[Completion]:
-        out = (await asyncio.to_thread(self.generate_batch, [prompt], params))[0]
+        out = (await self._call(self.generate_batch, [prompt], params))[0]
         for completion in out:
             completion.seed = params.seed
         return out

@@ -8,14 +8,15 @@ extracted in these files, so they are stored as both raw text and answer and sco
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from cruxtui.core.data.dataset import Dataset, Sample
+from cruxtui.core.data.dataset import Dataset
 from cruxtui.core.runs.store import IMPORTED, Generation, RunConfig, RunInfo, RunStore
 from cruxtui.core.scoring.generations_file import check_sample_ids, read_generations_file
+
+if TYPE_CHECKING:
+    from cruxtui.core.runs.runner import Scorer
 
 
 def import_generations(
@@ -25,7 +26,7 @@ def import_generations(
     *,
     task: str,
     name: str | None = None,
-    scorer: Callable[[Sample, str, str], Any] | None = None,
+    scorer: Scorer | None = None,
 ) -> RunInfo:
     """Store the file as a run and return it; importing the same file again changes nothing.
 
@@ -57,10 +58,9 @@ def import_generations(
     if info.generations:
         return info
     unique = sorted({(sid, ans) for sid, answers in gens.items() for ans in answers})
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        verdicts = dict(
-            zip(unique, pool.map(lambda k: scorer(dataset[k[0]], task, k[1]), unique), strict=True)
-        )
+    verdicts = dict(
+        zip(unique, scorer([(dataset[sid], ans) for sid, ans in unique], task), strict=True)
+    )
     rows = []
     for sid, answers in gens.items():
         marks = official.get(sid) or []

@@ -1,12 +1,23 @@
-"""The async runner: request generations, extract answers, score them, commit each one at once.
+"""The async runner: request generations, extract answers, score them, commit them in groups.
 
 Shape of one run: the store says which (sample, index) pairs are missing; each becomes part of a
 request (one request with `n` when the backend can return several completions and nobody watches
-the text stream in, else one streamed request per index); every completion is extracted, scored in
-a worker thread (the sandbox forks, and the TUI's event loop must keep painting streamed text), and
-committed before the next progress event. A request that fails after the backend's own retries is
-recorded as a failure with its reason and the run goes on; it stays missing, so running the same
-configuration again asks for exactly it and nothing that is already stored.
+the text stream in, else one streamed request per index). `concurrency` workers take requests one
+after another from the plan and hand what comes back to one sink, so a worker asks for its next
+request at once. The sink takes everything that has come back since its last round (at most
+`COMMIT_ROWS` generations), extracts, scores (one `check_many` through the sandbox pool) and
+commits it in ONE transaction in a worker thread (the sandbox forks, and the TUI's event loop must
+keep painting streamed text), then tells the listener. A generation is reported only once it is
+committed; when answers come back faster than they are stored, workers wait for room
+(`queue_size`), so a kill loses at most the generations of one round plus those waiting for it.
+
+A backend with `complete_batch` (vLLM in-process) is driven differently: the missing requests go
+to it in chunks of `batch_size` prompts, one call at a time, and each chunk is committed before
+the next call is made (a kill loses at most the chunk in flight).
+
+A request that fails after the backend's own retries is recorded as a failure with its reason and
+the run goes on; it stays missing, so running the same configuration again asks for exactly it and
+nothing that is already stored.
 
 Errors that no retry can fix (a wrong key, an unknown model) stop the run at once with one message,
 and so does an endpoint that fails every request in a row (a dead server), instead of grinding
@@ -16,8 +27,11 @@ through 800 samples that can only fail.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -31,8 +45,19 @@ from cruxtui.core.runs.store import (
     RunConfig,
     RunInfo,
     RunStore,
-    pass_rate,
 )
+
+COMMIT_ROWS = 512
+"""Most generations scored and committed in one transaction: bounds what a kill can lose and how
+long one round of the sink takes (a round takes whatever has come back, so at low rates every
+response is committed on its own, at once)."""
+FAILURES_KEPT = 100
+"""Failures a `RunSummary` lists (the first ones, then the last); all are in the store."""
+VERDICTS_KEPT = 20_000
+"""Verdicts remembered per run, (sample, answer) -> verdict, most recently used: at low
+temperature most of a sample's answers are the same text, scored once."""
+BATCH_SIZE = 256
+"""Prompts per call of a backend's `complete_batch` (each with its own n) unless it says."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +127,18 @@ class RunListener:
 
 
 class Scorer(Protocol):
-    def __call__(self, sample: Sample, task: str, prediction: str) -> Any: ...
+    """Verdicts for (sample, prediction) pairs of one task, in order (a whole round at once)."""
+
+    def __call__(self, pairs: Sequence[tuple[Sample, str]], task: str) -> list[Any]: ...
 
 
-def default_scorer(sample: Sample, task: str, prediction: str) -> Any:
+def default_scorer(pairs: Sequence[tuple[Sample, str]], task: str) -> list[Any]:
+    """`check_many` through the shared sandbox pool: a round's sandbox jobs run side by side, and
+    identical jobs once."""
     from cruxtui.core.sandbox.pool import default_sandbox
-    from cruxtui.core.scoring.verdicts import check
+    from cruxtui.core.scoring.verdicts import check_many
 
-    return check(sample, task, prediction, default_sandbox())
+    return check_many(pairs, task, default_sandbox())
 
 
 @dataclass
@@ -204,6 +233,7 @@ class Runner:
         listener: RunListener | None = None,
         scorer: Scorer | None = None,
         max_consecutive_failures: int | None = None,
+        commit_rows: int = COMMIT_ROWS,
     ) -> None:
         self.plan = plan
         self.store = store
@@ -215,15 +245,26 @@ class Runner:
         self.stream = stream
         self.listener = listener or RunListener()
         self.scorer = scorer or default_scorer
+        self.commit_rows = max(1, commit_rows)
+        self.queue_size = 2 * self.concurrency
+        """Responses waiting for the sink before workers wait for room."""
         # A dead endpoint fails every request; allow a full wave of in-flight requests plus a few
         # before deciding it is the endpoint and not the items.
         self.max_consecutive_failures = max_consecutive_failures or max(8, 2 * self.concurrency)
-        self._verdicts: dict[tuple[str, str], Any] = {}
+        self._verdicts: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._prompts: OrderedDict[str, Any] = OrderedDict()
         self._counts: dict[str, tuple[int, int]] = {}
+        self._rate_sum = 0.0
+        """Sum over samples of passed / generations: pass@1 kept up to date per generation."""
         self._done = self._failed = self._stored_before = self._total = 0
+        self._failures: list[tuple[str, int | None, str]] = []
+        self._last_failure: tuple[str, int | None, str] | None = None
         self._consecutive_failures = 0
         self._started = 0.0
         self._abort: str | None = None
+        self._queue: asyncio.Queue[_Returned | None] = asyncio.Queue()
+        self._room = asyncio.Semaphore(self.queue_size)
+        """Room for responses on their way to the sink: workers wait for it (back-pressure)."""
 
     # -- public ----------------------------------------------------------------------------------
 
@@ -235,6 +276,7 @@ class Runner:
         self._counts = {
             sid: c for sid, c in self.store.counts(self.plan.run_id).items() if sid in wanted
         }
+        self._rate_sum = sum(c / m for m, c in self._counts.values() if m)
         self._stored_before = sum(nc[0] for nc in self._counts.values())
         self._total = sum(len(v) for v in todo.values())
         self._started = time.monotonic()
@@ -242,12 +284,15 @@ class Runner:
         self._emit_progress()
 
         try:
-            await self._run_jobs(self._jobs(todo))
+            await self._run_jobs(todo)
         except asyncio.CancelledError:
             self.store.finish(self.plan.run_id, INTERRUPTED)
             raise
         status = INCOMPLETE if self._abort or self._failed else DONE
         self.store.finish(self.plan.run_id, status)
+        failures = list(self._failures)
+        if self._last_failure is not None and self._failed > len(failures):
+            failures.append(self._last_failure)
         return RunSummary(
             run_id=self.plan.run_id,
             requested=self._total,
@@ -257,47 +302,121 @@ class Runner:
             elapsed=time.monotonic() - self._started,
             status=status,
             aborted=self._abort,
-            failures=self.store.failures(self.plan.run_id)[-self._failed :] if self._failed else [],
+            failures=failures,
         )
 
     # -- internals -------------------------------------------------------------------------------
 
-    async def _run_jobs(self, jobs: list[tuple[str, list[int]]]) -> None:
-        sem = asyncio.Semaphore(self.concurrency)
+    async def _run_jobs(self, todo: Mapping[str, list[int]]) -> None:
+        """The requests (workers, or chunks for a batch backend) and the sink, side by side: a
+        sink that fails (a full disk) stops the requests, and requests that stop (done, or the
+        run aborted) let the sink store what came back first."""
+        self._queue = asyncio.Queue()
+        batched = not self.stream and callable(getattr(self.plan.backend, "complete_batch", None))
+        size = self._batch_size() if batched else self.queue_size
+        self._room = asyncio.Semaphore(size)
+
+        async def produce() -> None:
+            try:
+                if batched:
+                    await self._run_chunks(self._jobs(todo))
+                else:
+                    await self._run_workers(self._jobs(todo))
+            finally:
+                self._queue.put_nowait(None)  # the end (the queue is unbounded: never waits)
+
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self._sink())
+            tg.create_task(produce())
+
+    def _jobs(self, todo: Mapping[str, list[int]]) -> Iterator[tuple[str, list[int]]]:
+        """One job per sample when the backend returns several completions per request (and no one
+        watches the stream), else one job per generation. Made as they are taken: a run of
+        100,000 generations holds no list of them."""
+        batch = not self.stream and bool(getattr(self.plan.backend, "supports_n", False))
+        if batch:
+            return ((sid, list(idx)) for sid, idx in todo.items())
+        return ((sid, [i]) for sid, idx in todo.items() for i in idx)
+
+    async def _run_workers(self, jobs: Iterator[tuple[str, list[int]]]) -> None:
         try:
             async with asyncio.TaskGroup() as tg:
-                for sid, indices in jobs:
-                    tg.create_task(self._guarded(sem, sid, indices))
+                for _ in range(self.concurrency):
+                    tg.create_task(self._worker(jobs))
         except* _Abort:
             pass
 
-    def _jobs(self, todo: Mapping[str, list[int]]) -> list[tuple[str, list[int]]]:
-        """One job per sample when the backend returns several completions per request (and no one
-        watches the stream), else one job per generation."""
-        batch = not self.stream and bool(getattr(self.plan.backend, "supports_n", False))
-        if batch:
-            return [(sid, idx) for sid, idx in todo.items()]
-        return [(sid, [i]) for sid, idx in todo.items() for i in idx]
-
-    async def _guarded(self, sem: asyncio.Semaphore, sid: str, indices: list[int]) -> None:
-        # The semaphore bounds requests in flight only: scoring and storing happen once the slot
-        # is free again, so `concurrency` requests keep the server busy all the time.
-        try:
-            prompt = self.plan.prompt_for(self.samples[sid])
-            async with sem:
-                if self._abort:
-                    raise _Abort()
+    async def _worker(self, jobs: Iterator[tuple[str, list[int]]]) -> None:
+        """Take the next job, request it, hand the answer to the sink, repeat. The iterator is
+        shared: each job is taken by exactly one worker."""
+        for sid, indices in jobs:
+            if self._abort:
+                raise _Abort()
+            try:
+                prompt = self._prompt(sid)
                 if len(indices) == 1 and self.stream:
                     done = await self._stream_one(sid, indices[0], prompt)
                 else:
                     done = await self._request(indices, prompt)
-            self._commit(await self._score(sid, prompt, done))
-        except (asyncio.CancelledError, _Abort):
-            raise
-        except Exception as exc:  # noqa: BLE001 - any backend failure becomes a recorded failure
-            self._failed_request(sid, indices, exc)
-        else:
+            except (asyncio.CancelledError, _Abort):
+                raise
+            except Exception as exc:  # noqa: BLE001 - any backend failure becomes a recorded failure
+                self._failed_request(sid, indices, exc)
+                continue
             self._consecutive_failures = 0
+            await self._hand_over(_Returned(sid, prompt, done))
+
+    async def _hand_over(self, item: _Returned) -> None:
+        await self._room.acquire()
+        self._queue.put_nowait(item)
+
+    async def _run_chunks(self, jobs: Iterator[tuple[str, list[int]]]) -> None:
+        """Feed a batch backend: `batch_size` requests per `complete_batch` call, one call at a
+        time, each chunk stored before the next is asked for."""
+        backend = self.plan.backend
+        size = self._batch_size()
+        while not self._abort:
+            chunk = list(itertools.islice(jobs, size))
+            if not chunk:
+                return
+            requests = [(self._prompt(sid), self._params(len(idx), idx[0])) for sid, idx in chunk]
+            try:
+                results = await backend.complete_batch(requests)
+                if len(results) != len(chunk):
+                    raise RuntimeError(f"asked for {len(chunk)} prompts, got {len(results)}")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - recorded for every request of the chunk
+                try:
+                    for sid, idx in chunk:
+                        self._failed_request(sid, idx, exc)
+                except _Abort:
+                    return
+                continue
+            for (sid, idx), (prompt, _), comps in zip(chunk, requests, results, strict=True):
+                if len(comps) < len(idx):
+                    error = RuntimeError(f"asked for {len(idx)} completions, got {len(comps)}")
+                    try:
+                        self._failed_request(sid, idx, error)
+                    except _Abort:
+                        return
+                    continue
+                self._consecutive_failures = 0
+                await self._hand_over(_Returned(sid, prompt, list(zip(idx, comps, strict=False))))
+            await self._queue.join()  # committed before the next chunk is asked for
+
+    def _batch_size(self) -> int:
+        return max(1, int(getattr(self.plan.backend, "batch_size", None) or BATCH_SIZE))
+
+    def _prompt(self, sid: str) -> Any:
+        """The sample's prompt, built once while its requests are being made (a sample's jobs
+        come one after another)."""
+        prompt = self._prompts.get(sid)
+        if prompt is None:
+            prompt = self._prompts[sid] = self.plan.prompt_for(self.samples[sid])
+            if len(self._prompts) > max(64, 4 * self.concurrency):
+                self._prompts.popitem(last=False)
+        return prompt
 
     def _failed_request(self, sid: str, indices: list[int], exc: Exception) -> None:
         """Record a request that failed; stop the run (raise `_Abort`) when it cannot go on."""
@@ -360,71 +479,148 @@ class Runner:
             raise RuntimeError(f"asked for {len(indices)} completions, got {len(completions)}")
         return list(zip(indices, completions, strict=False))
 
-    async def _score(self, sid: str, prompt: Any, done: list[tuple[int, Any]]) -> list[Generation]:
-        """Extract and score completions (index, Completion) of one sample, in one trip to a
-        worker thread; identical answers to a sample are scored once per run (at low temperature
-        most of a sample's n answers are the same text)."""
-        # What the prompt already wrote for the model (e.g. "[ANSWER]\n") belongs to its answer:
-        # stored and extracted together, so a stored generation reads as a whole.
-        raws = [prompt.response(c.text) if hasattr(prompt, "response") else c.text for _, c in done]
-        found = [self.plan.extract(raw) for raw in raws]
-        fresh = {a for a, _ in found if a is not None and (sid, a) not in self._verdicts}
+    async def _sink(self) -> None:
+        """Store what comes back, round by round: everything waiting (up to `commit_rows`
+        generations) is scored and committed in one trip to a worker thread, then reported."""
+        queue = self._queue
+        ended = False
+        while not ended:
+            item = await queue.get()
+            if item is None:
+                return
+            batch, rows = [item], len(item.done)
+            while rows < self.commit_rows:
+                try:
+                    more = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    break
+                if more is None:
+                    ended = True
+                    break
+                batch.append(more)
+                rows += len(more.done)
+            gens, unscored = await asyncio.to_thread(self._score_and_store, batch)
+            for gen in gens:
+                self._count(gen)
+                self.listener.on_generation(gen)
+            self._emit_progress()
+            for item, exc in unscored:
+                # As a failed request: recorded, left missing; a run whose every answer fails
+                # to score stops like one whose every request fails (workers see `_abort`).
+                with contextlib.suppress(_Abort):
+                    self._failed_request(item.sid, [i for i, _ in item.done], exc)
+            for _ in batch:
+                queue.task_done()
+                self._room.release()
+
+    def _score_and_store(
+        self, batch: list[_Returned]
+    ) -> tuple[list[Generation], list[tuple[_Returned, Exception]]]:
+        """Extract, score and commit one round (in a worker thread); returns what was stored and
+        the responses that could not be scored (with why). Identical answers to a sample are
+        scored once per run (at low temperature most of a sample's n answers are the same text),
+        and the round's new ones in one `scorer` call; if that call fails, each response is
+        scored on its own, so one that cannot be scored does not take the others with it."""
+        try:
+            return self._store_round(batch), []
+        except _StoreError as exc:
+            raise exc.__cause__ or exc from None
+        except Exception as exc:  # noqa: BLE001 - scoring failed: find which responses it was
+            if len(batch) == 1:
+                return [], [(batch[0], exc)]
+        stored: list[Generation] = []
+        unscored: list[tuple[_Returned, Exception]] = []
+        for item in batch:
+            try:
+                stored += self._store_round([item])
+            except _StoreError as exc:
+                raise exc.__cause__ or exc from None
+            except Exception as exc:  # noqa: BLE001 - recorded as a failure of its request
+                unscored.append((item, exc))
+        return stored, unscored
+
+    def _store_round(self, batch: list[_Returned]) -> list[Generation]:
+        found: list[list[tuple[str, tuple[str | None, str]]]] = []
+        fresh: dict[tuple[str, str], None] = {}
+        for item in batch:
+            # What the prompt already wrote for the model (e.g. "[ANSWER]\n") belongs to its
+            # answer: stored and extracted together, so a stored generation reads as a whole.
+            respond = getattr(item.prompt, "response", None)
+            raws = [respond(c.text) if respond else c.text for _, c in item.done]
+            pairs = [(raw, self.plan.extract(raw)) for raw in raws]
+            found.append(pairs)
+            for _, (answer, _why) in pairs:
+                if answer is not None and (item.sid, answer) not in self._verdicts:
+                    fresh[(item.sid, answer)] = None
         if fresh:
-            sample, task = self.samples[sid], self.plan.task
-            verdicts = await asyncio.to_thread(
-                lambda: {a: self.scorer(sample, task, a) for a in sorted(fresh)}
-            )
-            self._verdicts.update({(sid, a): v for a, v in verdicts.items()})
-        gens = []
-        for (index, comp), raw, (answer, why) in zip(done, raws, found, strict=True):
-            reasoning = getattr(comp, "reasoning", None)
-            if answer is None:
-                passed, kind, reason, official = False, "unparsable", why, None
-                if truncated_while_thinking(comp.finish_reason, reasoning, comp.text):
-                    reason = truncated_reason(getattr(self.plan.params, "max_tokens", None))
-                elif reasoning and not comp.text.strip() and comp.finish_reason == "stop":
-                    reason = (
-                        "stopped while thinking: the model wrote a stop sequence "
-                        "(e.g. [/ANSWER]) inside its thinking"
-                    )
-            else:
-                verdict = self._verdicts[(sid, answer)]
-                passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
-                official = getattr(verdict, "official", None)
-            gens.append(
-                Generation(
-                    sample_id=sid,
-                    index=index,
-                    raw=raw,
-                    answer=answer,
-                    kind=kind,
-                    passed=passed,
-                    reason=reason,
-                    official=official,
-                    latency=comp.latency,
-                    tokens_in=comp.tokens_in,
-                    tokens_out=comp.tokens_out,
-                    finish_reason=comp.finish_reason,
-                    reasoning=reasoning,
-                    seed=getattr(comp, "seed", None),
-                    obtained=getattr(comp, "obtained", None) or None,
-                )
-            )
+            keys = list(fresh)
+            verdicts = self.scorer([(self.samples[sid], a) for sid, a in keys], self.plan.task)
+            self._verdicts.update(zip(keys, verdicts, strict=True))
+        gens = [
+            self._generation(item.sid, index, comp, raw, answer, why)
+            for item, pairs in zip(batch, found, strict=True)
+            for (index, comp), (raw, (answer, why)) in zip(item.done, pairs, strict=True)
+        ]
+        while len(self._verdicts) > VERDICTS_KEPT:
+            self._verdicts.popitem(last=False)
+        try:
+            self.store.add_generations(self.plan.run_id, gens)
+        except Exception as exc:
+            raise _StoreError() from exc  # not a scoring problem: the run cannot store
         return gens
 
-    def _commit(self, gens: list[Generation]) -> None:
-        """Store at once (one transaction), then tell the listener."""
-        self.store.add_generations(self.plan.run_id, gens)
-        for gen in gens:
-            n, c = self._counts.get(gen.sample_id, (0, 0))
-            self._counts[gen.sample_id] = (n + 1, c + int(gen.passed))
-            self._done += 1
-            self.listener.on_generation(gen)
-        self._emit_progress()
+    def _generation(
+        self, sid: str, index: int, comp: Any, raw: str, answer: str | None, why: str
+    ) -> Generation:
+        reasoning = getattr(comp, "reasoning", None)
+        if answer is None:
+            passed, kind, reason, official = False, "unparsable", why, None
+            if truncated_while_thinking(comp.finish_reason, reasoning, comp.text):
+                reason = truncated_reason(getattr(self.plan.params, "max_tokens", None))
+            elif reasoning and not comp.text.strip() and comp.finish_reason == "stop":
+                reason = (
+                    "stopped while thinking: the model wrote a stop sequence "
+                    "(e.g. [/ANSWER]) inside its thinking"
+                )
+        else:
+            verdict = self._verdicts[(sid, answer)]
+            self._verdicts.move_to_end((sid, answer))
+            passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
+            official = getattr(verdict, "official", None)
+        return Generation(
+            sample_id=sid,
+            index=index,
+            raw=raw,
+            answer=answer,
+            kind=kind,
+            passed=passed,
+            reason=reason,
+            official=official,
+            latency=comp.latency,
+            tokens_in=comp.tokens_in,
+            tokens_out=comp.tokens_out,
+            finish_reason=comp.finish_reason,
+            reasoning=reasoning,
+            seed=getattr(comp, "seed", None),
+            obtained=getattr(comp, "obtained", None) or None,
+        )
+
+    def _count(self, gen: Generation) -> None:
+        """A committed generation into the counts and the running pass@1 (O(1) per generation)."""
+        m, c = self._counts.get(gen.sample_id, (0, 0))
+        if m:
+            self._rate_sum -= c / m
+        m, c = m + 1, c + int(gen.passed)
+        self._counts[gen.sample_id] = (m, c)
+        self._rate_sum += c / m
+        self._done += 1
 
     def _fail(self, sid: str, index: int | None, error: str) -> None:
         self.store.add_failure(self.plan.run_id, sid, index, error)
         self._failed += 1
+        if len(self._failures) < FAILURES_KEPT:
+            self._failures.append((sid, index, error))
+        self._last_failure = (sid, index, error)
         self.listener.on_failure(sid, index, error)
         self._emit_progress()
 
@@ -436,9 +632,22 @@ class Runner:
                 failed=self._failed,
                 stored_before=self._stored_before,
                 elapsed=time.monotonic() - self._started,
-                pass1=pass_rate(self._counts),
+                pass1=self._rate_sum / len(self._counts) if self._counts else 0.0,
             )
         )
+
+
+@dataclass
+class _Returned:
+    """What one request brought back, on its way to the sink: (index, Completion) pairs."""
+
+    sid: str
+    prompt: Any
+    done: list[tuple[int, Any]]
+
+
+class _StoreError(Exception):
+    """Internal: committing a round failed (its cause says why); the run stops with the cause."""
 
 
 class _Abort(Exception):

@@ -20,14 +20,14 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cruxtui.core.util.paths import data_dir
-from cruxtui.core.util.redact import redact, redact_optional
+from cruxtui.core.util.redact import redact, redactor
 
 STORE_NAME = "runs.sqlite"
 SCHEMA_VERSION = 2
@@ -245,25 +245,26 @@ class Generation:
 
         return chain_of_thought(self.reasoning, self.raw)
 
-    def row(self, run_id: str, now: float) -> tuple[Any, ...]:
+    def row(self, run_id: str, now: float, scrub: Callable[[str], str] = redact) -> tuple[Any, ...]:
         """The generation as a row of the `generations` table (`now` when not yet stored); every
-        text is redacted, as everything the store keeps may end up in a shared case file."""
+        text is redacted (by `scrub`: `redactor()` for a batch), as everything the store keeps may
+        end up in a shared case file."""
         return (
             run_id,
             self.sample_id,
             self.index,
-            redact(self.raw),
-            redact_optional(self.answer),
+            scrub(self.raw),
+            None if self.answer is None else scrub(self.answer),
             self.kind,
             int(self.passed),
-            redact(self.reason),
+            scrub(self.reason),
             None if self.official is None else int(self.official),
             self.latency,
             self.tokens_in,
             self.tokens_out,
             self.finish_reason,
             now if self.created is None else self.created,
-            redact_optional(self.reasoning),
+            None if self.reasoning is None else scrub(self.reasoning),
             self.seed,
             self.obtained,
         )
@@ -551,9 +552,11 @@ class RunStore:
             return cur.rowcount == 1
 
     def add_generations(self, run_id: str, gens: Iterable[Generation]) -> int:
-        """Many generations in one transaction (imports); returns how many were new."""
+        """Many generations in one transaction (a run's group commit, imports); returns how many
+        were new."""
         now = time.time()
-        rows = [g.row(run_id, now) for g in gens]
+        scrub = redactor()
+        rows = [g.row(run_id, now, scrub) for g in gens]
         with self._tx() as db:
             before = db.total_changes
             db.executemany(_INSERT_GEN, rows)

@@ -1,16 +1,20 @@
 """Sweeps: a grid of run configurations over several endpoints, run as ordinary stored runs.
 
 A sweep file (TOML) names endpoints and a grid; every cell of the grid (endpoint x model x task x
-mode x temperature x n x seed) is one `RunSession`, the same path `cruxtui run` takes, so the runs
-it stores are seen by `runs`, `compare`, `export`, `cases from-run` and the TUI, and a killed sweep
-resumes through the store's configuration hash: the same file asks only for what is missing.
+mode x temperature x n x seed x transform) is one `RunSession`, the same path `cruxtui run` takes,
+so the runs it stores are seen by `runs`, `compare`, `export`, `cases from-run` and the TUI, and a
+killed sweep resumes through the store's configuration hash: the same file asks only for what is
+missing. A perturbed cell runs the transform's verified variants (`cruxtui.core.perturb.variant_set`) in the run of
+its configuration, as the Perturb screen's run panels do; cells that share a run take turns.
 
 Cells run several at once: per endpoint, `cells_per_endpoint` cells share one semaphore of the
 endpoint's `concurrency`, so the tail of one cell overlaps the start of the next and the endpoint
-is never asked for more than it was given. A cell whose endpoint stops answering (the runner stops
-it after a row of failed requests) waits `retry_wait` seconds and tries again, up to `attempts`
-times, while the other endpoints' cells go on; what is still missing at the end is reported as an
-incomplete cell. Errors no retry can fix (a wrong key, an unknown model) end the cell at once.
+is never asked for more than it was given. An endpoint that stops answering (the runner stops a
+cell after a row of failed requests, or at once when nothing listens) is marked down: its cells
+wait, then try again, the wait doubling each round from `retry_wait` up to `max_retry_wait`; after
+`attempts` rounds without a generation stored the endpoint is given up and its remaining cells are
+reported incomplete without being tried. The other endpoints' cells go on all the while. Errors no
+retry can fix (a wrong key, an unknown model) end the cell at once.
 """
 
 from __future__ import annotations
@@ -18,12 +22,21 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import time
 import tomllib
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cruxtui.core.perturb.variant_set import (
+    NONE,
+    TransformError,
+    VariantSet,
+    build_variants,
+    check_transform,
+)
 from cruxtui.core.runs.runner import Progress, RunListener
 from cruxtui.core.runs.session import RunSettings
 
@@ -35,7 +48,7 @@ if TYPE_CHECKING:
 TASKS = ("output", "input")
 MODES = ("direct", "cot", "scratchpad")
 TOP_KEYS = frozenset({"sweep", "endpoints", "grid"})
-SWEEP_KEYS = frozenset({"retry_wait", "attempts", "cells_per_endpoint"})
+SWEEP_KEYS = frozenset({"retry_wait", "max_retry_wait", "attempts", "cells_per_endpoint"})
 ENDPOINT_KEYS = frozenset(
     {
         "use",
@@ -61,6 +74,7 @@ GRID_KEYS = frozenset(
         "samples",
         "top_p",
         "max_tokens",
+        "transforms",
     }
 )
 
@@ -97,14 +111,22 @@ class Cell:
     seed: int | None
     top_p: float = 0.95
     max_tokens: int | None = None
+    transform: str = NONE
+    """`none` (the original samples) or a `cruxtui perturb --apply` spec, e.g. `rename:anonymize`."""
 
     @property
     def label(self) -> str:
         seed = f" seed={self.seed}" if self.seed is not None else ""
+        perturbed = f" [{self.transform}]" if self.transform != NONE else ""
         return (
             f"{self.model} @ {self.endpoint} {self.task}/{self.mode} "
-            f"t={self.temperature:g} n={self.n}{seed}"
+            f"t={self.temperature:g} n={self.n}{seed}{perturbed}"
         )
+
+    @property
+    def run_key(self) -> Cell:
+        """The cell's stored run: cells differing only in their transform share it."""
+        return replace(self, transform=NONE)
 
     def settings(self, ep: SweepEndpoint) -> RunSettings:
         return RunSettings(
@@ -133,8 +155,17 @@ class Sweep:
     samples: list[str] | int | None
     """Sample ids, the first N samples, or None for all."""
     retry_wait: float = 10.0
+    max_retry_wait: float = 300.0
     attempts: int = 5
     cells_per_endpoint: int = 2
+
+    @property
+    def transforms(self) -> list[str]:
+        return list(dict.fromkeys(c.transform for c in self.cells))
+
+    def backoff(self, round_: int) -> float:
+        """The wait before round `round_` + 1 of an endpoint that is down: doubling, capped."""
+        return float(min(self.retry_wait * 2 ** (round_ - 1), self.max_retry_wait))
 
     def sample_ids(self, dataset: Dataset) -> list[str]:
         if self.samples is None:
@@ -205,10 +236,13 @@ def _parse(data: dict[str, Any], config_file: Any, environ: Mapping[str, str]) -
     opts = _table(data, "sweep")
     _unknown(opts, SWEEP_KEYS, "sweep")
     retry_wait = opts.get("retry_wait", 10.0)
+    if not _number(retry_wait) or retry_wait < 0:
+        raise SweepError("sweep.retry_wait must be a number of seconds, 0 or more")
+    max_retry_wait = opts.get("max_retry_wait", max(300.0, retry_wait))
+    if not _number(max_retry_wait) or max_retry_wait < retry_wait:
+        raise SweepError("sweep.max_retry_wait must be a number of seconds, retry_wait or more")
     attempts = opts.get("attempts", 5)
     per_endpoint = opts.get("cells_per_endpoint", 2)
-    if isinstance(retry_wait, bool) or not isinstance(retry_wait, int | float) or retry_wait < 0:
-        raise SweepError("sweep.retry_wait must be a number of seconds, 0 or more")
     for key, value in (("attempts", attempts), ("cells_per_endpoint", per_endpoint)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise SweepError(f"sweep.{key} must be a positive integer")
@@ -240,9 +274,14 @@ def _parse(data: dict[str, Any], config_file: Any, environ: Mapping[str, str]) -
         cells=list(dict.fromkeys(cells)),
         samples=samples,
         retry_wait=float(retry_wait),
+        max_retry_wait=float(max_retry_wait),
         attempts=attempts,
         cells_per_endpoint=per_endpoint,
     )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _samples(value: Any, before: list[str] | int | None) -> list[str] | int | None:
@@ -367,13 +406,30 @@ def _cells(grid: dict[str, Any], endpoints: Mapping[str, SweepEndpoint]) -> list
         isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
     ):
         raise SweepError("grid.max_tokens must be at least 1")
+    transforms = []
+    for text in _list(grid.get("transforms", [NONE]), "grid.transforms", str):
+        try:
+            transforms.append(check_transform(text))
+        except TransformError as exc:
+            raise SweepError(f"grid.transforms: {exc}") from None
     cells = []
     for ep in endpoints.values():
-        for model, task, mode, temp, n, seed in itertools.product(
-            ep.models, tasks, modes, temps, ns, seeds
+        for model, task, mode, temp, n, seed, transform in itertools.product(
+            ep.models, tasks, modes, temps, ns, seeds, dict.fromkeys(transforms)
         ):
             cells.append(
-                Cell(ep.name, model, task, mode, float(temp), n, seed, float(top_p), max_tokens)
+                Cell(
+                    ep.name,
+                    model,
+                    task,
+                    mode,
+                    float(temp),
+                    n,
+                    seed,
+                    float(top_p),
+                    max_tokens,
+                    transform,
+                )
             )
     return cells
 
@@ -391,10 +447,16 @@ class CellResult:
     missing: int = 0
     attempts: int = 0
     error: str | None = None
+    skipped: Counter[str] = field(default_factory=Counter)
+    """Samples the cell's transform left out, by reason (see `cruxtui.core.perturb.variant_set`)."""
+    endpoint_down: str | None = None
+    """Why the cell's endpoint was down when the sweep ended (None: it was answering)."""
+    nothing_to_run: bool = False
+    """The cell's transform applies to none of the samples (all `skipped`): done, empty."""
 
     @property
     def complete(self) -> bool:
-        return self.run_id is not None and self.missing == 0
+        return self.nothing_to_run or (self.run_id is not None and self.missing == 0)
 
     def summary(self) -> dict[str, Any]:
         """The `--json` object of this cell; pass@k and the interval are x100."""
@@ -418,9 +480,12 @@ class CellResult:
             "temperature": self.cell.temperature,
             "n": self.cell.n,
             "seed": self.cell.seed,
+            "transform": self.cell.transform,
             "run_id": self.run_id,
             "status": "done" if self.complete else "incomplete",
             "samples": len(counts),
+            "skipped": sum(self.skipped.values()),
+            "skipped_reasons": dict(self.skipped.most_common()),
             "generations": sum(m for m, _ in counts),
             "missing": self.missing,
             "pass_at_1": at(1),
@@ -428,6 +493,7 @@ class CellResult:
             "interval": interval,
             "attempts": self.attempts,
             "error": self.error,
+            "endpoint_down": self.endpoint_down,
         }
 
 
@@ -439,9 +505,71 @@ class SweepListener:
     def on_cell_progress(self, cell: Cell, progress: Progress) -> None: ...
 
     def on_cell_wait(self, cell: Cell, reason: str, wait: float) -> None:
-        """The cell's endpoint failed; the cell tries again after `wait` seconds."""
+        """The cell's try failed; it tries again after `wait` seconds."""
+
+    def on_endpoint_down(self, endpoint: str, reason: str, wait: float, round_: int) -> None:
+        """The endpoint stopped answering: its cells wait `wait` seconds, then round `round_` + 1
+        (of `Sweep.attempts`) begins."""
+
+    def on_endpoint_up(self, endpoint: str) -> None:
+        """A generation was stored from an endpoint that was down: it answers again."""
+
+    def on_endpoint_given_up(self, endpoint: str, reason: str) -> None:
+        """The endpoint failed `Sweep.attempts` rounds in a row: its cells left are not tried."""
 
     def on_cell_done(self, result: CellResult) -> None: ...
+
+
+@dataclass
+class EndpointHealth:
+    """Whether an endpoint answers, shared by its cells: one outage is one round however many
+    cells notice it, and the cells wait together (the wait doubling each round)."""
+
+    name: str
+    down: str | None = None
+    """Why the endpoint is down (None while it answers)."""
+    rounds: int = 0
+    """Rounds failed in a row (reset by any generation stored)."""
+    retry_at: float = 0.0
+    """`time.monotonic()` before which its cells do not try."""
+    given_up: bool = False
+    epoch: int = 0
+    """Rounds opened so far, ever: a cell notes it when it starts a try (`since`)."""
+
+    def failed(self, reason: str, sweep: Sweep, since: int) -> str:
+        """A cell's try, begun at epoch `since`, stopped on this endpoint: `round` (a new round
+        of waiting opens, until `retry_at`), `joined` (another cell opened a round since this
+        try began: the same outage, or the endpoint was given up) or `given-up` (that was the
+        last round). Counting by epoch keeps cells that fail a little apart in one round."""
+        if self.given_up or since != self.epoch:
+            return "joined"
+        self.epoch += 1
+        self.down = reason
+        self.rounds += 1
+        if self.rounds >= sweep.attempts:
+            self.given_up = True
+            return "given-up"
+        self.retry_at = time.monotonic() + sweep.backoff(self.rounds)
+        return "round"
+
+    def stored(self) -> bool:
+        """A generation was stored from it; True if that ends an outage. (Once given up, it
+        stays so for this sweep: its cells left have been told not to try.)"""
+        if self.given_up:
+            return False
+        self.rounds = 0
+        came_back = self.down is not None
+        if came_back:
+            self.down, self.retry_at = None, 0.0
+        return came_back
+
+    def gave_up_message(self) -> str:
+        return f"endpoint {self.name} is down ({self.down}); gave up after {self.rounds} round(s)"
+
+    async def ready(self) -> None:
+        """Wait out the round in progress (returns at once while the endpoint answers)."""
+        while not self.given_up and (wait := self.retry_at - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
 
 
 class _Gated:
@@ -451,6 +579,10 @@ class _Gated:
     def __init__(self, backend: Backend, gate: asyncio.Semaphore) -> None:
         self._backend = backend
         self._gate = gate
+        if callable(getattr(backend, "complete_batch", None)):
+            # A batch backend (vLLM in-process) runs one call at a time already: no gate, but
+            # a refusal must still end the cell.
+            self.complete_batch = self._complete_batch
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._backend, name)
@@ -464,18 +596,50 @@ class _Gated:
             try:
                 return await self._backend.complete(*args, **kwargs)
             except Exception as exc:
-                if getattr(exc, "fatal", False) and getattr(exc, "kind", "") != "unreachable":
-                    self.refused = True
+                self._note(exc)
                 raise
+
+    async def _complete_batch(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await self._backend.complete_batch(*args, **kwargs)  # type: ignore[attr-defined]
+        except Exception as exc:
+            self._note(exc)
+            raise
+
+    def _note(self, exc: Exception) -> None:
+        if getattr(exc, "fatal", False) and getattr(exc, "kind", "") != "unreachable":
+            self.refused = True
 
 
 class _CellRelay(RunListener):
-    def __init__(self, cell: Cell, listener: SweepListener) -> None:
+    def __init__(self, cell: Cell, listener: SweepListener, health: EndpointHealth) -> None:
         self.cell = cell
         self.listener = listener
+        self.health = health
+        self._done = 0
 
     def on_progress(self, progress: Progress) -> None:
+        if progress.done > self._done:
+            self._done = progress.done
+            if self.health.stored():
+                self.listener.on_endpoint_up(self.health.name)
         self.listener.on_cell_progress(self.cell, progress)
+
+
+def sweep_variants(
+    sweep: Sweep, dataset: Dataset, sample_ids: Sequence[str]
+) -> dict[str, VariantSet]:
+    """Each transform of the grid -> its verified variants of the samples (`none`: the samples).
+    Blocking (the sandbox runs every variant twice); `SweepError` if a transform's parameters are
+    wrong, so a bad grid fails before any request."""
+    parents = [dataset[sid] for sid in sample_ids]
+    variants: dict[str, VariantSet] = {}
+    for transform in sweep.transforms:
+        try:
+            variants[transform] = build_variants(transform, parents)
+        except TransformError as exc:
+            raise SweepError(f"grid.transforms: {exc}") from None
+    return variants
 
 
 async def run_sweep(
@@ -484,23 +648,35 @@ async def run_sweep(
     dataset: Dataset,
     sample_ids: Sequence[str],
     listener: SweepListener | None = None,
+    variants: Mapping[str, VariantSet] | None = None,
 ) -> list[CellResult]:
-    """Run every cell (as many at once as the endpoints allow); results in the grid's order."""
+    """Run every cell (as many at once as the endpoints allow); results in the grid's order.
+    `variants` is `sweep_variants(...)`, built here when not given."""
     listener = listener or SweepListener()
-    samples = {sid: dataset[sid] for sid in sample_ids}
+    if variants is None:
+        variants = await asyncio.to_thread(sweep_variants, sweep, dataset, sample_ids)
     gates = {name: asyncio.Semaphore(ep.concurrency) for name, ep in sweep.endpoints.items()}
     slots = {name: asyncio.Semaphore(sweep.cells_per_endpoint) for name in sweep.endpoints}
+    health = {name: EndpointHealth(name) for name in sweep.endpoints}
+    turns = {cell.run_key: asyncio.Lock() for cell in sweep.cells}
     results = [CellResult(cell) for cell in sweep.cells]
 
     async def one(result: CellResult) -> None:
         name = result.cell.endpoint
-        async with slots[name]:
-            await _run_cell(result, sweep, store, dataset, samples, gates[name], listener)
+        vs = variants[result.cell.transform]
+        result.skipped = Counter(vs.skipped)
+        # Cells sharing a stored run (the same configuration, other transforms) take turns.
+        async with turns[result.cell.run_key], slots[name]:
+            await _run_cell(
+                result, sweep, store, dataset, vs.samples, gates[name], health[name], listener
+            )
         listener.on_cell_done(result)
 
     async with asyncio.TaskGroup() as tg:
         for result in results:
             tg.create_task(one(result))
+    for result in results:
+        result.endpoint_down = health[result.cell.endpoint].down
     return results
 
 
@@ -511,6 +687,7 @@ async def _run_cell(
     dataset: Dataset,
     samples: Mapping[str, Any],
     gate: asyncio.Semaphore,
+    health: EndpointHealth,
     listener: SweepListener,
 ) -> None:
     from cruxtui.core.models.backend import ModelError
@@ -520,8 +697,17 @@ async def _run_cell(
     ep = sweep.endpoints[cell.endpoint]
     settings = cell.settings(ep)
     ids = list(samples)
-    for attempt in range(1, sweep.attempts + 1):
-        result.attempts = attempt
+    if not ids:
+        result.nothing_to_run = True
+        return
+    result.missing = len(ids) * cell.n  # until a try says otherwise
+    while True:
+        await health.ready()
+        if health.given_up:
+            result.error = health.gave_up_message()
+            return
+        result.attempts += 1
+        since = health.epoch
         try:
             backend = await asyncio.to_thread(connect, settings)
         except ModelError as exc:
@@ -530,27 +716,42 @@ async def _run_cell(
         gated = _Gated(backend, gate)
         session = await open_session(store, dataset, settings, backend=gated)
         result.run_id = session.run_id
-        listener.on_cell_start(cell, session.run_id, attempt)
-        summary = await session.run(samples, listener=_CellRelay(cell, listener))
+        listener.on_cell_start(cell, session.run_id, result.attempts)
+        summary = await session.run(samples, listener=_CellRelay(cell, listener, health))
         if session.discarded:
             result.run_id = None
+            result.counts = {}
+            result.missing = len(ids) * cell.n
         else:
             result.counts = {
                 sid: nc for sid, nc in store.counts(session.run_id).items() if sid in samples
             }
-        missing = store.missing(session.run_id, ids, cell.n) if not session.discarded else {}
-        result.missing = (
-            sum(len(v) for v in missing.values()) if not session.discarded else len(ids) * cell.n
-        )
+            missing = store.missing(session.run_id, ids, cell.n)
+            result.missing = sum(len(v) for v in missing.values())
         if result.missing == 0:
             result.error = None
             return
         last = summary.failures[-1][2] if summary.failures else None
         result.error = summary.aborted or last or "generations missing"
-        if gated.refused or attempt == sweep.attempts:
+        if gated.refused:
             return
-        listener.on_cell_wait(cell, result.error, sweep.retry_wait)
-        await asyncio.sleep(sweep.retry_wait)
+        if summary.aborted:  # the endpoint stopped answering: its cells wait together
+            outcome = health.failed(result.error, sweep, since)
+            wait = max(health.retry_at - time.monotonic(), 0.0)
+            if outcome == "given-up":
+                listener.on_endpoint_given_up(cell.endpoint, result.error)
+            elif outcome == "round":
+                listener.on_endpoint_down(cell.endpoint, result.error, wait, health.rounds)
+            if health.given_up:
+                result.error = health.gave_up_message()
+                return
+            listener.on_cell_wait(cell, result.error, wait)
+        else:  # some requests failed, the endpoint answers: this cell alone tries again
+            if result.attempts >= sweep.attempts:
+                return
+            wait = sweep.backoff(result.attempts)
+            listener.on_cell_wait(cell, result.error, wait)
+            await asyncio.sleep(wait)
 
 
 # -- tables --------------------------------------------------------------------------------------
@@ -558,11 +759,13 @@ async def _run_cell(
 
 @dataclass(frozen=True)
 class Table:
-    """The paper's layout: one row per model, one column per task x mode (and per temperature,
-    n or seed when the sweep has several); each entry pass@1 with its 95% interval."""
+    """The paper's layout: one row per model, one column per task x mode (and per transform,
+    temperature, n or seed when the sweep has several); each entry pass@1 with its 95% interval.
+    `notes` say what a transform skipped (its entries cover fewer samples)."""
 
     columns: list[str]
     rows: list[tuple[str, list[dict[str, Any] | None]]]
+    notes: list[str] = field(default_factory=list)
 
 
 def table(summaries: Sequence[Mapping[str, Any]]) -> Table:
@@ -571,10 +774,12 @@ def table(summaries: Sequence[Mapping[str, Any]]) -> Table:
 
     extra = [k for k in ("temperature", "n", "seed") if varies(k)]
     short = {"temperature": "T", "n": "n", "seed": "seed"}
+    perturbed = any(s.get("transform", NONE) != NONE for s in summaries)
 
     def column(s: Mapping[str, Any]) -> str:
         parts = [f"{s['task']} {s['mode']}"] + [f"{short[k]}={s[k]}" for k in extra]
-        return " ".join(parts)
+        transform = s.get("transform", NONE)
+        return " ".join(parts) + (f", {transform}" if perturbed and transform != NONE else "")
 
     def row(s: Mapping[str, Any]) -> str:
         return f"{s['model']} @ {s['endpoint']}" if several_endpoints else str(s["model"])
@@ -592,7 +797,17 @@ def table(summaries: Sequence[Mapping[str, Any]]) -> Table:
         (name, [dict(cols[c]) if c in cols else None for c in columns])
         for name, cols in entries.items()
     ]
-    return Table(columns, rows)
+    notes: dict[str, str] = {}
+    for s in summaries:
+        transform = s.get("transform", NONE)
+        if s.get("skipped") and transform not in notes:
+            reasons = ", ".join(f"{k} {n}" for k, n in (s.get("skipped_reasons") or {}).items())
+            covered = max(x["samples"] for x in summaries if x.get("transform") == transform)
+            notes[transform] = (
+                f"{transform}: {s['skipped']} of {s['skipped'] + covered} samples skipped "
+                f"({reasons}); its columns are over the other {covered}"
+            )
+    return Table(columns, rows, list(notes.values()))
 
 
 def _entry(s: Mapping[str, Any] | None, dash: str = "–") -> str:
@@ -614,9 +829,12 @@ def to_markdown(t: Table) -> str:
     ]
     for name, entries in t.rows:
         lines.append(f"| {name} | " + " | ".join(_entry(e) for e in entries) + " |")
+    footer = list(t.notes)
     if any(e is not None and e.get("status") != "done" for _, es in t.rows for e in es):
+        footer.append("\\* incomplete: run the same sweep again to finish it")
+    if footer:
         lines.append("")
-        lines.append("\\* incomplete: run the same sweep again to finish it")
+        lines += [f"- {note}" if i < len(t.notes) else note for i, note in enumerate(footer)]
     return "\n".join(lines) + "\n"
 
 
@@ -661,4 +879,5 @@ def to_latex(t: Table) -> str:
         cells = [_latex_escape(_entry(e, "--")) for e in entries]
         lines.append(_latex_escape(name) + " & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [f"% {note}" for note in t.notes]
     return "\n".join(lines) + "\n"
