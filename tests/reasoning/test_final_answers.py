@@ -43,6 +43,8 @@ WRONG_ENDINGS = [
     "In the interpreter:\n>>> f([3, 4])\n[6, 9]",
     "Output:\n```\n[6, 9]\n```\nbecause every item is doubled.",
     "When we call f([3, 4]), we get [6, 9] since each item doubles.",
+    "Each item is doubled, giving [6, 9].",
+    "Both items double, so we end up with [6, 9]",
 ]
 
 
@@ -199,3 +201,43 @@ def test_a_type_named_for_something_else_or_hedged_is_no_claim() -> None:
     ):
         result = align_text(chain, tr)
         assert result.first_divergence is None, chain
+
+
+def test_a_value_given_in_words_or_in_a_parenthesis_is_the_answer() -> None:
+    code = "def f(s):\n    return s.strip('x')"
+    tr = run(code, "f('xax')")
+    for chain, wrong in (
+        ("Stripping the x's from both ends. Output: an empty string", "Output: an empty string"),
+        (
+            "f returns what is left after the strip (i.e. 'ax').",
+            "f returns what is left after the strip (i.e. 'ax'",
+        ),
+        (
+            "The function returns the remaining text (namely the empty string).",
+            "The function returns the remaining text (namely the empty string",
+        ),
+    ):
+        result = align_text(chain, tr)
+        assert flagged(result) == wrong, chain
+    right = "The function returns the middle part (here 'a')."
+    result = align_text(right, tr)
+    assert result.first_divergence is None and len(result.judgements) == 1
+
+
+def test_a_chain_with_an_answer_does_not_end_on_a_second_one() -> None:
+    """The value a chain ends on is its answer only when it gives none in another form."""
+    tr = run()
+    chain = "The output is [6, 8]. Before that, the first item alone, doubled: [6]"
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence
+    assert [j.claim.value for j in result.judgements if j.claim.kind == RETURN] == ["[6, 8]"]
+
+
+def test_an_ending_value_of_another_type_than_the_result_speaks_of_something_else() -> None:
+    code = "def f(s):\n    letters = sorted(s)\n    return ''.join(letters)"
+    tr = run(code, "f('cab')")
+    chain = "Sorting the letters of the word, giving ['a', 'c', 'b']."
+    result = align_text(chain, tr)
+    assert result.first_divergence is None, result.first_divergence
+    wrong = "Sorting the letters and joining them back, giving 'acb'."
+    assert flagged(align_text(wrong, tr)) == "giving 'acb'"

@@ -95,3 +95,29 @@ def test_the_condition_speaks_of_the_test_written_out_just_before() -> None:
     )
     result = align_text(both, tr)
     assert result.first_divergence is None, result.first_divergence
+
+
+STEPS = "def f(a):\n    x = a + 1\n    y = x * 2\n    return y"
+
+
+def test_thinking_that_checks_itself_raises_no_alarm() -> None:
+    tr = run(STEPS, "f(3)")
+    for chain in (
+        "x is 4. Hmm, let me re-check: x is 4, yes. So y = 8.",
+        "x = 5. Hmm, hold on, I misread the plus: x = 4. y = 8.",
+        "x = 4, so y = 9. Hmm, that doesn't look right: 4 * 2 = 8. y = 8.",
+        "x = 4 and y = 8. But what if a were 4? Then x would be 5 and y would be 10. Anyway y = 8.",
+    ):
+        result = align_text(chain, tr)
+        assert result.first_divergence is None, (chain, result.first_divergence)
+
+
+def test_a_slip_the_check_confirms_or_a_wrong_correction_is_still_found() -> None:
+    tr = run(STEPS, "f(3)")
+    chain = "x = 4, y = 9. Let me double check: 4 * 2 = 9. Yes y = 9."
+    assert flagged(align_text(chain, tr)) == "y = 9"
+    chain = "x = 4. Hmm, wait, actually x = 5. So y = 10."
+    assert flagged(align_text(chain, tr)) == "x = 5"
+    # A supposition only covers the sentence after it that stays in the conditional.
+    chain = "What if a were 4? Let us just go on: x = 5."
+    assert flagged(align_text(chain, tr)) == "x = 5"

@@ -35,6 +35,8 @@ from cruxtui.core.reasoning.final_answer import (
     block_claim,
     closing_answer,
     comment_answers,
+    concluding_value,
+    namely_returns,
     names_a_call,
     type_claims,
 )
@@ -205,6 +207,7 @@ def parse_prose(text: str, code: str) -> Chain:
         steps.append(step)
     name_quoted_conditions(steps, facts)
     answer_questions(steps, facts)
+    _hypothetical_followups(masked, steps)
     _returned_across(masked, steps)
     _last_iteration(masked, steps)
     if block is not None:
@@ -241,7 +244,8 @@ def _answers(
     comments = comment_answers(work[:body_end])
     in_code = [c for c in forms if any(s <= c.start < e for s, e in spans)]
     found = [c for c in forms if c not in in_code] + comments
-    found += type_claims(blank(work, spans)[:body_end])
+    prose = blank(work, spans)[:body_end]
+    found += type_claims(prose) + namely_returns(prose)
     if not has_block:
         # In code, only a test of a call written out (`assert f('ab') == 'ba'`, not
         # `assert f(x) == y`) can be the answer.
@@ -255,6 +259,11 @@ def _answers(
         prose_returns = [c for st in steps for c in st.claims if c.kind == RETURN]
         if last and not any(c.start > last[-1].start for c in prose_returns):
             found.append(last[-1])
+        elif not last and not prose_returns and not found:
+            # A chain that states no answer in any form ends on its result ("..., giving [2, 4].").
+            concluded = concluding_value(blank(work, spans)[:body_end])
+            if concluded is not None:
+                found.append(concluded)
     have = [c for st in steps for c in st.claims]
     for claim in sorted(found, key=lambda c: c.start):
         if any(claim.start < c.end and c.start < claim.end for c in have):
@@ -269,6 +278,23 @@ def _answers(
     steps.sort(key=lambda st: st.start)
     for i, st in enumerate(steps):
         st.index = i
+
+
+_SUPPOSE = re.compile(
+    r"\b(?:what\s+if|suppose|supposing|imagine|assume|if\b[^.?!\n]*\b(?:were|had\s+been))\b", re.I
+)
+_WOULD = re.compile(r"\b(?:would|'d)\b", re.I)
+
+
+def _hypothetical_followups(masked: str, steps: list[ReasoningStep]) -> None:
+    """ "What if a were 4? Then x would be 5.": the sentence after a supposition that goes on in
+    the conditional speaks of the supposed run, not of this one; its values are no claims."""
+    for prev, step in zip(steps, steps[1:], strict=False):
+        if not _SUPPOSE.search(masked, prev.start, prev.end):
+            continue
+        if not _WOULD.search(masked, step.start, step.end):
+            continue
+        step.claims = [c for c in step.claims if c.kind not in (BINDING, EXPRESSION, CONDITION)]
 
 
 _RETURNED_ALONE = re.compile(

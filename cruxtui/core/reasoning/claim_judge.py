@@ -751,6 +751,10 @@ class Judge:
             return Judgement(
                 step.index, claim, verdict, at, tr.return_repr, f"f returns {tr.return_repr}"
             )
+        if claim.inferred and not _same_type(claim.value, tr.return_repr):
+            # "..., giving [2, 4]." read as the result: a value of another type than f's speaks
+            # of something else.
+            return Judgement(step.index, claim, UNVERIFIABLE, at, tr.return_repr)
         want, have = value_key(claim.value), value_key(tr.return_repr)
         if want is OPAQUE or have is OPAQUE:
             return Judgement(

@@ -218,12 +218,37 @@ _END_OF_VALUE = re.compile(
 )
 
 
+_EMPTY_WORDS = re.compile(
+    r"\s*(?:an?|the)\s+empty\s+(?P<t>list|string|str|dict|dictionary|tuple|set)\b", re.I
+)
+_EMPTY_VALUES = {"list": "[]", "string": "''", "str": "''", "dict": "{}", "dictionary": "{}"}
+_EMPTY_VALUES |= {"tuple": "()", "set": "set()"}
+_RETURNS_NAMELY = re.compile(
+    r"(?:^|(?<=[.!?]\s))(?:the\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n()]*\))?`?)\s+"
+    r"(?:will\s+)?returns?\s+[^.()\n]{0,50}\(\s*(?:in\s+this\s+case|here|i\.e\.|namely|that\s+is)\s*,?\s*",
+    re.I | re.M,
+)
+
+
+def namely_returns(text: str) -> list[Claim]:
+    """ "The function returns an arbitrary value (in this case, the empty string)": the value
+    given in the parenthesis is f's result."""
+    out = []
+    for m in _RETURNS_NAMELY.finditer(text):
+        got = _value_at(text, m.end())
+        if got is not None and text[got[0] : got[0] + 1] == ")":
+            out.append(Claim(RETURN, text[m.start() : got[0]], got[1], start=m.start(), end=got[0]))
+    return out
+
+
 def _value_at(text: str, i: int) -> tuple[int, str] | None:
     """A literal answer value at text[i:] ending cleanly (a word constant counts: `FALSE`)."""
     got = scan_literal(text, i)
     if got is not None:
         end, lit = got
         value = literal_answer(lit)
+    elif m := _EMPTY_WORDS.match(text, i):
+        end, value = m.end(), _EMPTY_VALUES[m.group("t").lower()]
     else:
         m = re.compile(r"\s*`?(?P<w>true|false|null|none)\b`?", re.I).match(text, i)
         if m is None:
@@ -293,6 +318,39 @@ def closing_answer(text: str, start: int = 0, names: frozenset[str] = frozenset(
     return Claim(
         RETURN, text[head_line[0] : bare[0]].strip(), bare[1], start=head_line[0], end=bare[0]
     )
+
+
+_CONCLUDES = re.compile(
+    r"(?:,\s*|\s)(?:giving|which\s+gives|that\s+gives|gives|yields?|yielding|we\s+get|you\s+get|"
+    r"we\s+end\s+up\s+with|we\s+are\s+left\s+with|leaving|resulting\s+in|results?\s+in|"
+    r"produces?|producing)\s+",
+    re.I,
+)
+
+
+def concluding_value(text: str) -> Claim | None:
+    """The value a chain ends on when it states no answer in any form: the last sentence's
+    result ("Each item doubles, giving [2, 4].", "..., so we end up with [2, 4]"), the literal being the
+    chain's last words. Only for a chain with no other answer: a chain asked for f's output ends
+    with it."""
+    body = text.rstrip()
+    if not body:
+        return None
+    tail_start = max(
+        body.rfind("\n"), max(body.rfind(". ", 0, len(body) - 1), body.rfind("? ")) + 1
+    )
+    best = None
+    for m in _CONCLUDES.finditer(body, max(0, tail_start)):
+        got = _value_at(body, m.end())
+        if got is not None and _at_end(body, got[0], len(body)):
+            best = Claim(
+                RETURN, body[m.start() : got[0]].strip(" ,:"), got[1], start=m.start(), end=got[0]
+            )
+            best.inferred = True  # judged only where the value has the type of f's result
+            break
+    if best is not None:
+        best.start += len(body[best.start :]) - len(body[best.start :].lstrip(" ,:"))
+    return best
 
 
 def _at_end(text: str, i: int, line_end: int) -> bool:

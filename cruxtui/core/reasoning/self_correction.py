@@ -23,13 +23,17 @@ _MARKER = re.compile(
     r"mis(?:read|counted|calculated|computed|spoke|took))|let\s+me\s+(?:re-?check|recount|redo|"
     r"recompute|re-?examine|reconsider|correct|re-?calculate|re-?evaluate|re-?do|fix)|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
-    r"I\s+was\s+wrong|not\s+quite|correcting|nope|was\s+about\s+to\s+say)",
+    r"I\s+was\s+wrong|not\s+quite|correcting|nope|was\s+about\s+to\s+say|hold\s+on|"
+    r"(?:that|this|it)(?:\s+(?:doesn't|does\s+not|can't|cannot|won't)\s+(?:look|be|seem|sound)|"
+    r"(?:'s|\s+is)\s+not|(?:'s|\s+is)n't)\s+right|(?:that|this)(?:'s|\s+is)\s+off\b)",
     re.I | re.M,
 )
 _OUTRIGHT = re.compile(
     r"\bno,?\s+wait\b|\bwait,?\s+no\b|\bno\s*[—–-]|\bnope\b|\bwas\s+about\s+to\s+say\b|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
-    r"I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|was\s+wrong|mis\w+)|scratch\s+that|oops|whoops",
+    r"I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|was\s+wrong|mis\w+)|scratch\s+that|oops|whoops|"
+    r"(?:that|this|it)\s+(?:doesn't|does\s+not|can't|cannot)\s+(?:look|be|seem|sound)\s+right|"
+    r"(?:that|this)(?:'s|\s+is)\s+off\b",
     re.I,
 )
 
