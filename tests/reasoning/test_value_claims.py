@@ -344,3 +344,20 @@ def test_what_sits_at_the_even_or_odd_places() -> None:
     assert (flagged(result, wrong) or "").startswith("In 'abcdef' the letters at even indices")
     assert result.first_divergence.true_value == "['a', 'c', 'e']"  # type: ignore[union-attr]
     quiet("The letters at odd positions are b, d and f; they stay as they are.", tr)
+
+
+def test_a_variable_named_as_a_plain_noun_after_a_quantity_is_no_binding() -> None:
+    """ "the count of title words is 2" states a count, not that `words` is 2."""
+    code = "def f(text):\n    words = text.split()\n    return sum(w.istitle() for w in words)\n"
+    quiet(
+        "text.split() gives ['Ab', 'cd', 'Ef']. The count of title words is 2.",
+        run(code, "f('Ab cd Ef')"),
+    )
+
+
+def test_a_range_listed_item_by_item_is_not_its_first_number() -> None:
+    code = "def f(a):\n    for i in range(len(a)):\n        a[i] *= 2\n    return a\n"
+    tr = run(code, "f([1, 2, 3])")
+    quiet("range(len(a)) gives 0, 1, 2, so the loop runs 3 times and a = [2, 4, 6].", tr)
+    wrong = "range(len(a)) gives 0, 1, 2, 3, so every item is doubled."
+    assert (flagged(align_text(wrong, tr), wrong) or "").startswith("range(len(a)) gives")

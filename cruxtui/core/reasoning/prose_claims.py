@@ -177,6 +177,7 @@ _ACTION_BEFORE = re.compile(
 _PREP_BEFORE = re.compile(
     r"(?:\b(?:of|in|to|from|than|with|by|into|over|through|on|at|for)\s+(?:the\s+)?"
     r"(?:(?:string|list|variable|dict(?:ionary)?|tuple|set|array|value|argument|parameter)\s+)?"
+    r"|\b(?:count|number|length|sum|total|list|set)\s+of\s+(?:the\s+)?(?:[a-z]+\s+)?"
     r"|[\w.'\"`(\[]|\bis\s+|\bequals\s+|\b(?:return|returned|output|final|its|their|a|an)\s+)$",
     re.I,
 )
@@ -338,8 +339,8 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
             claim.end = end
             claims.append(claim)
             continue
-        if re.match(r"range\(", resolved) and not is_literal(lit) and lit != EMPTY:
-            continue  # "= range(2, 2, 3)": a range's repr is no value to compare
+        if re.match(r"range\(", resolved) and not (lit == EMPTY or lit.startswith(("[", "("))):
+            continue  # "= range(2, 2, 3)", "gives 0, 1, 2": a repr, or the first of a list
         claim = Claim(kind, text[s_start:end].strip(), lit, name=_listed(resolved))
         if kind == CONDITION:
             claim.condition = resolved
@@ -870,7 +871,7 @@ _THROUGH_RE = re.compile(
     re.I,
 )
 _RANGE_GIVES = re.compile(
-    r"`?(?P<expr>range\([^()\n]*\))`?(?:(?:,\s*which\s+|\s+)(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
+    r"`?(?P<expr>range\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))`?(?:(?:,\s*which\s+|\s+)(?:gives|yields|produces|is|=|->|→|generates|covers)\s+"
     r"|\s*:\s+(?=-?\d))"
     r"(?:the\s+)?(?:values\s+|numbers\s+)?(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|,\s+(?:so|and|but|then)\b|\s+\()",
     re.I,
@@ -943,7 +944,9 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
     """What a loop ranges over and how often it runs: "k takes the values 1 and 2", "i goes
     from 0 to 4", "range(1, 11) gives 1..10", "the loop runs 9 times"."""
     claims: list[Claim] = []
-    for m in _RANGE_GIVES.finditer(text):
+    for m in (_RANGE_GIVES.match(text, r.start()) for r in re.finditer(r"`?range\(", text)):
+        if m is None:
+            continue
         words = m.group("vals")
         named = re.match(r"\s*(?:only\s+)?[A-Za-z_]\w*\s*=\s*", words)
         if named:  # "range(0, 0, -3) gives i = 0": the values of the loop variable
