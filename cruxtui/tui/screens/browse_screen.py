@@ -58,6 +58,8 @@ class Sort:
 
 
 class BrowseScreen(Screen[None]):
+    KEY_WIDGETS = (SampleTable,)
+    """Widgets whose keys are this screen's too (F1 and the README list them: `key_table`)."""
     """The home screen. Typing filters; Enter opens; clicking a header (or `o`) sorts."""
 
     BINDINGS = [
