@@ -249,6 +249,8 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         if specs == self.chain and isinstance(result, Variant):
             self._added = result
             self.state.variants[result.id] = result
+            if self._shown == self._previewed and isinstance(self.preview, str):
+                self._show_added_diff()  # the step on show does not apply: show the chain's
         if specs != self._previewed:
             return  # a newer preview is on its way
         self._shown = specs
@@ -256,8 +258,14 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         diff = self.query_one(DiffView)
         truth = self.query_one("#perturb-truth", Static)
         if isinstance(result, str):
-            diff.show_note(result)
-            truth.update(Text(result, style="bold red" if specs else "dim"))
+            said = Text(result, style="bold red" if specs else "dim")
+            if self._show_added_diff():
+                said.append(
+                    "\n(the step being picked; the diff shows the steps added)", style="dim"
+                )
+            else:
+                diff.show_note(result)
+            truth.update(said)
             self.query_one("#perturb-title", Static).update(self._title())
             return
         code = result.applied.subject.code if isinstance(result, Rejection) else result.sample.code
@@ -268,6 +276,18 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         else:
             truth.update(self._rejected(result))
         self.query_one("#perturb-title", Static).update(self._title())
+
+    def _show_added_diff(self) -> bool:
+        """Show the diff of the steps added, when the step being picked builds nothing (right
+        after Add, the form's step is often one that does not apply): the diff pane keeps a diff,
+        so Ctrl+L always has something to switch. False when no step was added yet."""
+        added = self.added_variant if self.chain else None
+        if added is None:
+            return False
+        self.query_one(DiffView).show_diff(
+            self.sample.code, added.sample.code, self.sample.id, added.id
+        )
+        return True
 
     def _title(self, note: str = "") -> Text:
         title = Text.assemble((self.sample.id, "bold"))
@@ -313,6 +333,9 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
     def action_toggle_unified(self) -> None:
         diff = self.query_one(DiffView)
         diff.unified = not diff.unified
+        if diff.texts is None:  # a note on show: the switch shows with the next diff
+            layout = "unified" if diff.unified else "two columns"
+            self.notify(f"No diff on show yet; diffs will show {layout}.", title="Diff")
 
     def _need_variant(self) -> Variant | None:
         variant = self.added_variant
