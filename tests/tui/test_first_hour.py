@@ -28,6 +28,13 @@ async def test_typing_in_browse_searches(official: Dataset) -> None:
         focused: object = app.focused
         assert search.value == "rfind" and focused is search
         assert 0 < app.screen.query_one(SampleTable).row_count < 800
+        await pilot.press("down", "down", "enter")  # ↓ from the box to the hits, the second
+        await wait_for(pilot, lambda: not isinstance(app.screen, BrowseScreen), what="a sample")
+        order = app.state.browse_order
+        assert order is not None and getattr(app.screen, "sample", None) == official[order[1]]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen), what="Browse")
+        await pilot.press("slash")
         await pilot.press("escape")  # clears, back to the table; its own keys work again
         await pilot.press("o")
         await pilot.pause()

@@ -19,7 +19,7 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 ## Browse
 - Type to search id, code, input and output (a word with no exact hit matches fuzzily, so typos still find something). Every word must match. A key of its own (`o`, `O`, `F`, `q`, `R`, `C`, `?`) keeps its meaning in the table: `/` first to type it.
 - `method:rfind` keeps samples calling `.rfind(...)`; `type:list` keeps list outputs; `numsteps<100` (or `>`, `<=`, `>=`, `=`) filters by step count. The status line names the filters in place.
-- `/` focuses the search box, `Escape` clears it, `Enter` opens the selected sample.
+- `/` focuses the search box, `Escape` clears it, `Enter` opens the selected sample (in the search box too: the top hit, unless `↓` went down to pick another).
 - Click a column header (or press `o` to cycle, `O` to reverse) to sort.
 
 ## Sample
