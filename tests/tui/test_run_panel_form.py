@@ -1,5 +1,6 @@
 """The run panel's form as a new user meets it: an endpoint nobody listens on fails at once with
-one line and leaves no run behind; every field keeps its label once filled in."""
+one line and leaves no run behind; every field keeps its label once filled in, and every field and
+the Run button fit the panel at 80 columns (the Run button and the seed were cut off)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ async def _panel(pilot, app: NotingApp) -> RunPanel:  # noqa: ANN001
 async def test_refused_endpoint_fails_at_once_in_the_panel(
     starter: Dataset, tmp_path: Path
 ) -> None:
+    import cruxtui.core.models.openai_compat  # noqa: F401 - the import (0.4 s) is not the wait
+
     store = tmp_path / "runs.sqlite"
     app = NotingApp(starter, TuiOptions(store=str(store)))
     with socket.socket() as closed:  # bound, never listening: every connect is refused
@@ -47,6 +50,12 @@ async def test_refused_endpoint_fails_at_once_in_the_panel(
             panel.query_one("#run-endpoint", Input).value = url
             panel.query_one("#run-model", Input).value = "m"
             panel.query_one("#run-n", Input).value = "3"
+            app.state.run_store.runs()  # the store open, and the panel's warm-up done, off the clock
+            await wait_for(
+                pilot,
+                lambda: all(w.is_finished for w in app.workers if w.group == "warm-up"),
+                what="the warm-up",
+            )
             start = time.monotonic()
             assert panel.start()
             await wait_for(pilot, lambda: not panel.running, timeout=30, what="the run to end")
@@ -83,3 +92,7 @@ async def test_fields_keep_their_labels_when_filled(starter: Dataset, width: int
             assert app.screen.get_widget_at(label.region.x, label.region.y)[0] is label
         endpoint = panel.query_one("#run-endpoint", Input)
         assert endpoint.region.width > 0 and labels["endpoint"].region.right <= endpoint.region.x
+        inside = panel.content_region
+        for row in panel.query(".run-row"):
+            for control in row.children:  # every label, field and the Run button, whole
+                assert inside.contains_region(control.region), (control, control.region, inside)

@@ -96,6 +96,8 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         ]
         yield Header()
         with Horizontal(id="perturb-main"):
+            # The form, Add and the chain first, the transform's description last: at 24 rows
+            # what does not fit is the least needed.
             with Vertical(id="perturb-side"):
                 yield Static("Transform", classes="section", markup=False)
                 yield Select(options, value="rename", allow_blank=False, id="perturb-transform")
@@ -103,12 +105,12 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
                 with Horizontal(id="perturb-seed-row"):
                     yield Static("seed", id="perturb-seed-label", markup=False)
                     yield Input("0", type="integer", id="perturb-seed")
-                yield Static(id="perturb-about", markup=False)
                 with Horizontal(id="perturb-buttons"):
                     yield Button("Add", id="perturb-add", variant="primary")
                     yield Button("Undo", id="perturb-undo")
                 yield Static("Chain", classes="section", markup=False)
                 yield Static(id="perturb-chain", markup=False)
+                yield Static(id="perturb-about", markup=False)
             with Vertical(id="perturb-body"):
                 yield Static(id="perturb-title", markup=False)
                 with VerticalScroll(id="perturb-diff-pane"):
