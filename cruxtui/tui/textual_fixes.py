@@ -6,11 +6,16 @@ the Textual version pinned in pyproject.toml fixes the bug (the key-fuzz test wi
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from textual import work
 from textual.command import CommandList, CommandPalette
-from textual.widgets import OptionList
+from textual.css.query import NoMatches
+from textual.dom import NoScreen
+from textual.events import Mount
+from textual.widgets import Header, OptionList
+from textual.widgets._header import HeaderTitle
 
 
 def guard_option_list_paging() -> None:
@@ -55,6 +60,29 @@ def guard_palette_closing() -> None:
     CommandPalette._gather_commands = _gather_commands  # type: ignore[method-assign]
 
 
+def guard_header_title() -> None:
+    """A Header re-titles itself from a watcher that can run after its screen began removing
+    its children (a key burst that opens and closes a screen at once on a busy machine): the
+    `HeaderTitle` query then raises NoMatches in Textual 8, which only catches NoScreen."""
+    if getattr(Header._on_mount, "_cruxtui_guard", False):
+        return
+
+    def _on_mount(self: Header, _: Mount) -> None:
+        async def set_title() -> None:
+            # The header may be going away with its screen: then there is nothing to title.
+            with suppress(NoScreen, NoMatches):
+                self.query_one(HeaderTitle).update(self.format_title())
+
+        self.watch(self.app, "title", set_title)
+        self.watch(self.app, "sub_title", set_title)
+        self.watch(self.screen, "title", set_title)
+        self.watch(self.screen, "sub_title", set_title)
+
+    _on_mount._cruxtui_guard = True  # type: ignore[attr-defined]
+    Header._on_mount = _on_mount  # type: ignore[method-assign]
+
+
 def apply() -> None:
     guard_option_list_paging()
     guard_palette_closing()
+    guard_header_title()
