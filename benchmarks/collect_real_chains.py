@@ -33,7 +33,9 @@ def main() -> int:
     args = ap.parse_args()
     import openai
 
-    samples = random.Random(args.seed).sample(load_dataset(args.dataset, offline=True).samples, args.n)
+    samples = random.Random(args.seed).sample(
+        load_dataset(args.dataset, offline=True).samples, args.n
+    )
     client = openai.OpenAI(base_url=args.url, api_key="not-needed", timeout=400, max_retries=0)
     with open(args.out, "a", encoding="utf-8") as out:
         for s in samples:
