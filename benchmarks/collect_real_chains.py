@@ -1,7 +1,7 @@
 """Collect chains of thought from a real local model, for `bench_align.py` and the tests.
 
 Start the real model first (`../shared/realmodel/serve.sh VENV PORT`), then run
-`python benchmarks/collect_real_chains.py URL [N] [--out FILE]`: N random samples (seeded) get
+`python benchmarks/collect_real_chains.py URL [N] [--seed S] [--out FILE]`: N random samples (seeded) get
 cruxtui's own CoT prompt for the output task, and each reply is written as one JSON line
 (`sample`, `task`, `call`, `text`, `model`). The chains are not labelled: they are used to check
 where divergences come from (code in a chain must never give one).
@@ -27,12 +27,15 @@ def main() -> int:
     ap.add_argument("url")
     ap.add_argument("n", type=int, nargs="?", default=40)
     ap.add_argument("--model", default="smollm2")
+    ap.add_argument("--seed", type=int, default=13, help="which samples (13: the stored set)")
     ap.add_argument("--dataset", default=str(REPO.parent / "shared" / "data" / "cruxeval.jsonl"))
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "real_chains" / "smollm2.jsonl"))
     args = ap.parse_args()
     import openai
 
-    samples = random.Random(13).sample(load_dataset(args.dataset, offline=True).samples, args.n)
+    samples = random.Random(args.seed).sample(
+        load_dataset(args.dataset, offline=True).samples, args.n
+    )
     client = openai.OpenAI(base_url=args.url, api_key="not-needed", timeout=400, max_retries=0)
     with open(args.out, "a", encoding="utf-8") as out:
         for s in samples:

@@ -341,4 +341,4 @@ class CruxApp(ReportsTaskErrors, App[int]):
         from cruxtui.tui.screens.help_screen import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(type(self.screen)))

@@ -28,6 +28,13 @@ async def test_typing_in_browse_searches(official: Dataset) -> None:
         focused: object = app.focused
         assert search.value == "rfind" and focused is search
         assert 0 < app.screen.query_one(SampleTable).row_count < 800
+        await pilot.press("down", "down", "enter")  # ↓ from the box to the hits, the second
+        await wait_for(pilot, lambda: not isinstance(app.screen, BrowseScreen), what="a sample")
+        order = app.state.browse_order
+        assert order is not None and getattr(app.screen, "sample", None) == official[order[1]]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen), what="Browse")
+        await pilot.press("slash")
         await pilot.press("escape")  # clears, back to the table; its own keys work again
         await pilot.press("o")
         await pilot.pause()
@@ -135,3 +142,28 @@ async def test_trace_numbers_steps_one_way(official: Dataset) -> None:
         last = len(screen.trace.steps) - 1
         assert f"step {last}/{last}" in str(screen.query_one("#trace-status", Static).render())
         assert f"steps 0–{last}" in str(screen.query_one("#trace-end", Static).render())
+
+
+async def test_reasoning_pane_is_on_screen_at_80_columns(official: Dataset) -> None:
+    """Code, locals and reasoning side by side fit 80 columns (their minimum widths once added up
+    to more, and Textual then laid the row out several screens wide, the reasoning off-screen)."""
+    from cruxtui.tui.screens.trace_screen import TraceScreen
+
+    app = CruxApp(official)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_sample("sample_35")
+        await pilot.pause()
+        await pilot.press("t")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, TraceScreen) and app.screen.trace is not None,
+            what="the trace",
+        )
+        screen = app.screen
+        assert isinstance(screen, TraceScreen)
+        assert screen.show_reasoning("result starts as []. The answer is [1].") is not None
+        await pilot.pause()
+        panes = list(screen.query("#trace-panes > *"))
+        assert [p.id for p in panes] == ["trace-code-pane", "trace-locals-pane", "trace-reasoning"]
+        for pane in panes:
+            assert pane.region.width >= 16 and pane.region.right <= 80, (pane.id, pane.region)

@@ -145,6 +145,32 @@ async def test_rejected_and_inapplicable_steps_say_why(official: Dataset) -> Non
         assert app.screen is screen
 
 
+async def test_the_first_ctrl_l_after_add_switches_the_diff(official: Dataset) -> None:
+    """Right after Add the form's step (the same transform again) often does not apply: the diff
+    pane still shows the steps added, so the first Ctrl+L switches what is on screen."""
+    from rich.table import Table
+    from rich.text import Text
+
+    app = CruxApp(official)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_perturb(pilot)
+        diff = screen.query_one(DiffView)
+        await pilot.press("enter")  # on the transform menu: adds `rename`
+        await wait_for(pilot, lambda: len(screen.chain) == 1, what="the step added")
+        await previewed(pilot, screen)
+        await wait_for(pilot, lambda: diff.texts is not None, what="the diff of the chain")
+        assert "does not apply" in text_of(screen, "#perturb-truth")  # the form's next step
+        assert diff.texts is not None and diff.texts[3] == "sample_12~anon"
+        assert isinstance(diff.content, Table)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert diff.unified and isinstance(diff.content, Text)
+        assert "+++ sample_12~anon" in diff.content.plain
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert not diff.unified and isinstance(diff.content, Table)
+
+
 @pytest.fixture
 def server(official: Dataset):
     variant = make_variant(

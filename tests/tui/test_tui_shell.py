@@ -42,8 +42,7 @@ async def test_typing_narrows_enter_opens_escape_returns(official: Dataset) -> N
         assert app.screen.query_one("#search", Input).value == "rfind"
         assert sorted(app.screen.visible_ids, key=lambda i: int(i.split("_")[1])) == expected
         assert rows(app) == len(expected)
-        await pilot.press("enter")  # search box -> table
-        await pilot.press("enter")  # open the selected row
+        await pilot.press("enter")  # in the search box: opens the selected (top) hit
         await wait_for(pilot, lambda: isinstance(app.screen, SampleScreen), what="the sample")
         order = app.state.browse_order
         assert order is not None and app.screen.sample.id == order[0]

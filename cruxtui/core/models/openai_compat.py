@@ -16,6 +16,7 @@ import email.utils
 import json
 import logging
 import os
+import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -175,6 +176,22 @@ def parse_retry_after(headers: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(when.timestamp() - time.time(), 0.0)
+
+
+def _refusal(exc: BaseException, host: str | None) -> str | None:
+    """What says, in the chain of causes of a failed connect, that the endpoint is not there at
+    all: the connection was refused (no server on that port) or the host name does not resolve.
+    None for the failures that can heal by themselves (a timeout, a reset, a full backlog)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused; is the server running?"
+        if isinstance(current, socket.gaierror):
+            return f"host {host or '?'} not found; check the base URL"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _server_message(exc: openai.APIStatusError) -> str:
@@ -745,6 +762,12 @@ class OpenAICompatBackend:
                     "stream_cut",
                     f"the connection to {url} broke off" + (f" ({why})" if why else ""),
                 )
+            refusal = _refusal(exc, urlsplit(url).hostname)
+            if refusal is not None:
+                # Nobody listens there, or the name resolves to nothing: retrying would only
+                # make the user wait for an answer that cannot come (a server that is starting
+                # up is a few seconds away; the next run finds it).
+                return ModelError("unreachable", f"cannot connect to {url} ({refusal})")
             return ModelError(
                 "connection",
                 f"cannot connect to {url}"

@@ -58,6 +58,8 @@ class Sort:
 
 
 class BrowseScreen(Screen[None]):
+    KEY_WIDGETS = (SampleTable,)
+    """Widgets whose keys are this screen's too (F1 and the README list them: `key_table`)."""
     """The home screen. Typing filters; Enter opens; clicking a header (or `o`) sorts."""
 
     BINDINGS = [
@@ -212,8 +214,13 @@ class BrowseScreen(Screen[None]):
 
     def on_key(self, event: events.Key) -> None:
         """Type to search: a printable key no binding claims, pressed in the table, goes to the
-        search box (Browse's own keys, o O F q / and the app's R C ?, keep their meaning)."""
+        search box (Browse's own keys, o O F q / and the app's R C ?, keep their meaning); ↓ in
+        the search box goes back to the table."""
         table = self.query_one(SampleTable)
+        if event.key == "down" and self.focused is self.query_one("#search", Input):
+            table.focus()  # ↓ from the search box goes to the hits, to pick another one
+            event.stop()
+            return
         if self.focused is not table or not event.is_printable or event.character is None:
             return
         if event.key in self.active_bindings or event.character in self.active_bindings:
@@ -226,7 +233,11 @@ class BrowseScreen(Screen[None]):
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self) -> None:
-        self.query_one(SampleTable).focus()
+        """Enter opens the selected hit (the top one, unless the arrows moved it), as it does in
+        the table: typing then Enter is how a search is used. No hit: back to the table."""
+        table = self.query_one(SampleTable)
+        table.focus()
+        table.action_select()
 
     @on(SampleTable.RowSelected)
     def _open(self, event: SampleTable.RowSelected) -> None:

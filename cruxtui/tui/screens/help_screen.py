@@ -1,4 +1,5 @@
-"""Help: what each screen is for, its keys, and the search syntax."""
+"""Help: the keys of the screen it was opened on (from the bindings, as the README's table:
+`key_table`), then what each screen is for and the search syntax."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from cruxtui.tui.key_table import app_sections, key_rows, markdown_list, screen_owners
+
 HELP = """\
 # cruxtui
 
@@ -16,7 +19,7 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 ## Browse
 - Type to search id, code, input and output (a word with no exact hit matches fuzzily, so typos still find something). Every word must match. A key of its own (`o`, `O`, `F`, `q`, `R`, `C`, `?`) keeps its meaning in the table: `/` first to type it.
 - `method:rfind` keeps samples calling `.rfind(...)`; `type:list` keeps list outputs; `numsteps<100` (or `>`, `<=`, `>=`, `=`) filters by step count. The status line names the filters in place.
-- `/` focuses the search box, `Escape` clears it, `Enter` opens the selected sample.
+- `/` focuses the search box, `Escape` clears it, `Enter` opens the selected sample (in the search box too: the top hit, unless `↓` went down to pick another).
 - Click a column header (or press `o` to cycle, `O` to reverse) to sort.
 
 ## Sample
@@ -51,6 +54,23 @@ A failure explorer for **CRUXEval**: 800 short Python functions, each with an in
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1,question_mark", "dismiss", "Close", id="help.close")]
 
+    def __init__(self, under: type | None = None) -> None:
+        """`under`: the class of the screen Help was opened on (its keys come first)."""
+        super().__init__()
+        self.under = under
+
+    def keys_text(self) -> str:
+        """The keys of the screen under Help and the app's, as Markdown lists."""
+        parts = []
+        rows = key_rows(screen_owners(self.under)) if self.under is not None else []
+        if rows:
+            parts.append("## Keys on this screen\n\n" + markdown_list(rows))
+        for name, app_rows in app_sections(type(self.app)):
+            in_tour = getattr(self.app, "tour", None) is not None
+            if app_rows and (name == "Everywhere" or in_tour):
+                parts.append(f"## Keys: {name}\n\n" + markdown_list(app_rows))
+        return "\n\n".join(parts)
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Markdown(HELP)
+            yield Markdown(HELP.replace("## Browse", self.keys_text() + "\n\n## Browse", 1))

@@ -96,6 +96,8 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         ]
         yield Header()
         with Horizontal(id="perturb-main"):
+            # The form, Add and the chain first, the transform's description last: at 24 rows
+            # what does not fit is the least needed.
             with Vertical(id="perturb-side"):
                 yield Static("Transform", classes="section", markup=False)
                 yield Select(options, value="rename", allow_blank=False, id="perturb-transform")
@@ -103,12 +105,12 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
                 with Horizontal(id="perturb-seed-row"):
                     yield Static("seed", id="perturb-seed-label", markup=False)
                     yield Input("0", type="integer", id="perturb-seed")
-                yield Static(id="perturb-about", markup=False)
                 with Horizontal(id="perturb-buttons"):
                     yield Button("Add", id="perturb-add", variant="primary")
                     yield Button("Undo", id="perturb-undo")
                 yield Static("Chain", classes="section", markup=False)
                 yield Static(id="perturb-chain", markup=False)
+                yield Static(id="perturb-about", markup=False)
             with Vertical(id="perturb-body"):
                 yield Static(id="perturb-title", markup=False)
                 with VerticalScroll(id="perturb-diff-pane"):
@@ -249,6 +251,8 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         if specs == self.chain and isinstance(result, Variant):
             self._added = result
             self.state.variants[result.id] = result
+            if self._shown == self._previewed and isinstance(self.preview, str):
+                self._show_added_diff()  # the step on show does not apply: show the chain's
         if specs != self._previewed:
             return  # a newer preview is on its way
         self._shown = specs
@@ -256,8 +260,14 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         diff = self.query_one(DiffView)
         truth = self.query_one("#perturb-truth", Static)
         if isinstance(result, str):
-            diff.show_note(result)
-            truth.update(Text(result, style="bold red" if specs else "dim"))
+            said = Text(result, style="bold red" if specs else "dim")
+            if self._show_added_diff():
+                said.append(
+                    "\n(the step being picked; the diff shows the steps added)", style="dim"
+                )
+            else:
+                diff.show_note(result)
+            truth.update(said)
             self.query_one("#perturb-title", Static).update(self._title())
             return
         code = result.applied.subject.code if isinstance(result, Rejection) else result.sample.code
@@ -268,6 +278,18 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
         else:
             truth.update(self._rejected(result))
         self.query_one("#perturb-title", Static).update(self._title())
+
+    def _show_added_diff(self) -> bool:
+        """Show the diff of the steps added, when the step being picked builds nothing (right
+        after Add, the form's step is often one that does not apply): the diff pane keeps a diff,
+        so Ctrl+L always has something to switch. False when no step was added yet."""
+        added = self.added_variant if self.chain else None
+        if added is None:
+            return False
+        self.query_one(DiffView).show_diff(
+            self.sample.code, added.sample.code, self.sample.id, added.id
+        )
+        return True
 
     def _title(self, note: str = "") -> Text:
         title = Text.assemble((self.sample.id, "bold"))
@@ -313,6 +335,9 @@ class PerturbScreen(ReportsTaskErrors, Screen[None]):
     def action_toggle_unified(self) -> None:
         diff = self.query_one(DiffView)
         diff.unified = not diff.unified
+        if diff.texts is None:  # a note on show: the switch shows with the next diff
+            layout = "unified" if diff.unified else "two columns"
+            self.notify(f"No diff on show yet; diffs will show {layout}.", title="Diff")
 
     def _need_variant(self) -> Variant | None:
         variant = self.added_variant

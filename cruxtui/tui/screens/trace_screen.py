@@ -44,6 +44,8 @@ from cruxtui.tui.workers import ReportsTaskErrors, app_sandbox
 class TraceScreen(ReportsTaskErrors, Screen[None]):
     CSS_PATH = "trace.tcss"
     AUTO_FOCUS = ""  # keys go to the screen's stepping bindings, not to the hidden prompt
+    KEY_WIDGETS = (ReasoningView,)
+    """Widgets whose keys are this screen's too (F1 and the README list them: `key_table`)."""
 
     BINDINGS = [
         Binding("right", "step(1)", "Next", id="trace.next"),

@@ -273,6 +273,8 @@ class RunPanel(ReportsTaskErrors, Vertical):
             self.notify(str(exc), title="Run failed", severity="error", timeout=10)
             return None
         if summary.aborted:
+            # The status line keeps the reason in view after the notification has gone.
+            self.query_one("#run-status", Static).update(f"stopped: {summary.aborted}")
             self.notify(summary.aborted, title="Run stopped", severity="error", timeout=10)
         elif summary.failed:
             self.notify(
