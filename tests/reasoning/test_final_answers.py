@@ -241,3 +241,13 @@ def test_an_ending_value_of_another_type_than_the_result_speaks_of_something_els
     assert result.first_divergence is None, result.first_divergence
     wrong = "Sorting the letters and joining them back, giving 'acb'."
     assert flagged(align_text(wrong, tr)) == "giving 'acb'"
+
+
+def test_a_test_of_another_call_inside_code_is_not_the_answer() -> None:
+    """A fenced block that tests f on arguments of another shape (two strings where f takes one
+    list) is code about another run: with no other answer given, nothing is contradicted."""
+    chain = (
+        "Here is how I would check it:\n```python\n"
+        "assert f('ab', 'cd') == 5\nassert f(nums) == ??\n```"
+    )
+    assert align_text(chain, run()).first_divergence is None

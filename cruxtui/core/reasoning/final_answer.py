@@ -21,7 +21,7 @@ literals, with the spellings people and models use for the constants (`TRUE`, `f
 a template placeholder (`<value>`, `??`) is no answer. The answer is judged against f's real
 result whatever the arguments written beside it (the scoring does the same); other calls of f
 with other arguments (an input-task chain trying candidates) speak of another run and are
-unverifiable (`other_calls`). Prose sentences ("the output is X", "That list is returned") are
+unverifiable (`other_calls`), and so is an answer read from code that tests another call. Prose sentences ("the output is X", "That list is returned") are
 read by `prose_claims`.
 """
 
@@ -445,6 +445,18 @@ def other_calls(chain: Chain, call: str, final: Claim | None = None) -> None:
     want = _call_args(call)
     if want is None:
         return
+    if final is not None and any(a <= final.start < b for a, b in chain.code_spans):
+        # An answer read from code (no answer block: the last `assert f(...) == X` of a fenced
+        # block) is the chain's answer when it tests the traced call, even misquoted (small
+        # models copy an input wrongly). A test of a call of another shape (other arity, other
+        # argument types) is code about another run (a made-up example, a rewritten f's own
+        # test), not a claim about this one.
+        m = _CALL_F.search(final.text)
+        close = call_end(final.text, m.end() - 1) if m else None
+        if m is not None and close is not None:
+            named = _call_shape(final.text[m.start() : close])
+            if named is not None and named != _call_shape(call):
+                final.subject_f = False
     for c in chain.claims:
         if c.kind not in (RETURN, RAISE) or c is final or c.source != "prose":
             continue
@@ -488,6 +500,22 @@ def _call_args(call: str) -> Any:
     if any(a is Ellipsis for a in args):
         return None
     return repr(args), kwargs
+
+
+def _call_shape(call: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The types of a literal call's positional arguments and its keyword names: a misquoted
+    input keeps its shape, a call of f on something else usually does not."""
+    try:
+        node = safe_ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    try:
+        types = tuple(type(ast.literal_eval(a)).__name__ for a in node.args)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+    return types, tuple(sorted(k.arg or "" for k in node.keywords))
 
 
 def final_claim(chain: Chain) -> Claim | None:
