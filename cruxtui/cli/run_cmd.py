@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(summary.aborted or "the run was refused")
         counts = store.counts(summary.run_id)
     counts = {sid: nc for sid, nc in counts.items() if sid in set(ids)}
-    report = _report(summary, counts, args.n)
+    report = _report(summary, counts, args.n, getattr(backend, "retries", 0))
     if args.json:
         print(json.dumps(report))
     else:
@@ -219,7 +219,9 @@ async def _run(
     return summary, session.discarded
 
 
-def _report(summary: Any, counts: dict[str, tuple[int, int]], n: int) -> dict[str, Any]:
+def _report(
+    summary: Any, counts: dict[str, tuple[int, int]], n: int, retries: int = 0
+) -> dict[str, Any]:
     from cruxtui.core.scoring.passk import mean_pass_at_k
 
     pass_at: dict[str, float] = {}
@@ -236,6 +238,9 @@ def _report(summary: Any, counts: dict[str, tuple[int, int]], n: int) -> dict[st
         "completed": summary.completed,
         "failed": summary.failed,
         "stored_before": summary.stored_before,
+        # Requests sent again after a transient failure (timeout, cut answer, 429, 5xx): each one
+        # reached the server once more, which a request count on the server side will show.
+        "retries": retries,
         "elapsed": round(summary.elapsed, 3),
         **pass_at,
         "error": summary.aborted,

@@ -249,7 +249,11 @@ def test_cli_run_export_import_compare_roundtrip(tmp_path, capsys) -> None:
         )
         assert result.returncode == 0, result.stderr
         summary = json.loads(result.stdout)  # exactly one JSON object on stdout
-        assert server.request_count == 12, "one request with n=4 per sample"
+        # One request with n=4 per sample; a request the run itself reports as retried after a
+        # transient failure (a loaded machine) reached the server twice, and is counted so.
+        asked = [r.body.get("n") for r in server.log.requests]
+        assert server.request_count == 12 + summary["retries"], summary
+        assert summary["retries"] <= 1 and set(asked) == {4}, (summary, asked)
         again = json.loads(
             cli(
                 "run",
@@ -270,7 +274,7 @@ def test_cli_run_export_import_compare_roundtrip(tmp_path, capsys) -> None:
                 "--json",
             ).stdout
         )
-        assert server.request_count == 12, "the same run again requests nothing"
+        assert server.request_count == 12 + summary["retries"], "the same run requests nothing"
     assert (
         summary["status"] == "done" and summary["generations"] == 48 and summary["completed"] == 48
     )
