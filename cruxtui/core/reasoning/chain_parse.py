@@ -25,7 +25,7 @@ from cruxtui.core.reasoning.claim_types import (
     Claim,
     ReasoningStep,
 )
-from cruxtui.core.reasoning.code_facts import code_facts
+from cruxtui.core.reasoning.code_facts import CHANGING, code_facts
 from cruxtui.core.reasoning.code_spans import blank, call_keywords, code_spans, inline_code
 from cruxtui.core.reasoning.final_answer import (
     answer_after_thinking,
@@ -323,23 +323,6 @@ def _returned_across(masked: str, steps: list[ReasoningStep]) -> None:
 
 
 _CALL_MENTION = re.compile(r"`?\b([A-Za-z_]\w*)\.([a-z_]+)\(")
-_CHANGING = frozenset(
-    [
-        "append",
-        "extend",
-        "insert",
-        "remove",
-        "update",
-        "reverse",
-        "sort",
-        "clear",
-        "add",
-        "discard",
-        "pop",
-        "popitem",
-        "setdefault",
-    ]
-)
 
 
 def _after_calls(masked: str, step: ReasoningStep, claims: list[Claim], facts: Any) -> None:
@@ -348,7 +331,7 @@ def _after_calls(masked: str, step: ReasoningStep, claims: list[Claim], facts: A
     for m in _CALL_MENTION.finditer(masked, step.start, step.end):
         name, method = m.group(1), m.group(2)
         lines = facts.method_lines.get(method, set())
-        if method not in _CHANGING or name not in facts.names or len(lines) != 1:
+        if method not in CHANGING or name not in facts.names or len(lines) != 1:
             continue
         line = next(iter(lines))
         for c in claims:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from cruxtui.core.reasoning.claim_types import (
     BINDING,
@@ -199,6 +200,11 @@ _RESULT_VERB = re.compile(
 _EXPR_START = re.compile(r"[A-Za-z_(\[{'\"`.]")
 _NEGATED = re.compile(r"\s*(?:not|never|no\s+longer|n't)\b", re.I)
 _HEDGE_AFTER = re.compile(r"\s*(?:or|and\s+not|\?)\b", re.I)
+
+
+def _stated(kind: str, text: str, start: int, got: tuple[int, str], **fields: Any) -> Claim:
+    """A claim spanning from `start` to the end of the value `got` (end, value) stated there."""
+    return Claim(kind, text[start : got[0]], got[1], start=start, end=got[0], **fields)
 
 
 def _truth(word: str | None, negated: bool = False) -> str | None:
@@ -806,9 +812,7 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         for m in _FSTRING.finditer(text):
             got = claimed_value(text, m.end())
             if got is not None:
-                claims.append(
-                    Claim(RETURN, text[m.start() : got[0]], got[1], start=m.start(), end=got[0])
-                )
+                claims.append(_stated(RETURN, text, m.start(), got))
     return claims
 
 
@@ -1260,16 +1264,7 @@ def find_lengths(text: str, facts: CodeFacts) -> list[Claim]:
         got = _value_at(text, m.end())
         if box not in facts.names or got is None or not re.fullmatch(r"\d+", got[1]):
             continue
-        claims.append(
-            Claim(
-                EXPRESSION,
-                text[m.start() : got[0]],
-                got[1],
-                name=f"len({box})",
-                start=m.start(),
-                end=got[0],
-            )
-        )
+        claims.append(_stated(EXPRESSION, text, m.start(), got, name=f"len({box})"))
     for m in _COUNT_OF_RE.finditer(text):
         box = _counted_box(facts, m.group("box"))
         got = _value_at(text, m.end())
@@ -1278,16 +1273,7 @@ def find_lengths(text: str, facts: CodeFacts) -> list[Claim]:
         counted = resolve_expression(f"{box}.count({m.group('item')})", facts)
         if counted is None:
             continue
-        claims.append(
-            Claim(
-                EXPRESSION,
-                text[m.start() : got[0]],
-                got[1],
-                name=counted,
-                start=m.start(),
-                end=got[0],
-            )
-        )
+        claims.append(_stated(EXPRESSION, text, m.start(), got, name=counted))
     return claims
 
 
@@ -1439,11 +1425,7 @@ def find_transforms(text: str) -> list[Claim]:
         if got is None:
             continue
         expr = f"{m.group('lit')}.{method}()"
-        claims.append(
-            Claim(
-                EXPRESSION, text[m.start() : got[0]], got[1], name=expr, start=m.start(), end=got[0]
-            )
-        )
+        claims.append(_stated(EXPRESSION, text, m.start(), got, name=expr))
     return claims
 
 
@@ -1462,30 +1444,11 @@ def find_sets(text: str, facts: CodeFacts) -> list[Claim]:
             continue
         subj = m.group("subj")
         if subj in facts.names:
-            claims.append(
-                Claim(
-                    BINDING,
-                    text[m.start() : got[0]],
-                    got[1],
-                    name=subj,
-                    change=True,
-                    start=m.start(),
-                    end=got[0],
-                )
-            )
+            claims.append(_stated(BINDING, text, m.start(), got, name=subj, change=True))
             continue
         expr = resolve_expression(subj, facts)
         if expr is not None and "[" in subj:
-            claims.append(
-                Claim(
-                    EXPRESSION,
-                    text[m.start() : got[0]],
-                    got[1],
-                    name=expr,
-                    start=m.start(),
-                    end=got[0],
-                )
-            )
+            claims.append(_stated(EXPRESSION, text, m.start(), got, name=expr))
     return claims
 
 
@@ -1500,17 +1463,7 @@ def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
         got = _value_at(text, m.end())
         if got is None:
             continue
-        claims.append(
-            Claim(
-                BINDING,
-                text[m.start() : got[0]],
-                got[1],
-                name=name,
-                change=True,
-                start=m.start(),
-                end=got[0],
-            )
-        )
+        claims.append(_stated(BINDING, text, m.start(), got, name=name, change=True))
     for m in _APPENDS_RE.finditer(text):
         got = _value_at(text, m.end())
         if got is None:
@@ -1530,9 +1483,7 @@ def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
         expr = resolve_expression(arg, facts)
         if expr is None:
             continue
-        claim = Claim(
-            EXPRESSION, text[m.start() : got[0]], got[1], name=expr, start=m.start(), end=got[0]
-        )
+        claim = _stated(EXPRESSION, text, m.start(), got, name=expr)
         lines = facts.method_lines.get(m.group("method"), set())
         if len(lines) == 1:
             claim.before_line = next(iter(lines))  # the argument, as that line starts
