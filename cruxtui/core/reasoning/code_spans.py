@@ -254,11 +254,9 @@ def inline_code(text: str, source_lines: set[str]) -> list[tuple[int, int]]:
             continue  # an expression: a subject or a value
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
-        if parses(inner):
-            body = safe_ast.parse(inner).body
-            if not all(reports_values(n) for n in body):
-                out.append((m.start(), m.end()))
-        elif re.match(r"(?:def|for|while|if|elif|return|lambda)\b", inner):
+        if reads_as_code(inner) or (
+            not parses(inner) and re.match(r"(?:def|for|while|if|elif|return|lambda)\b", inner)
+        ):
             out.append((m.start(), m.end()))
     return out
 

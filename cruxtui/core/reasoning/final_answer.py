@@ -80,10 +80,14 @@ def block_claim(m: re.Match[str]) -> Claim | None:
 def answer_value(snippet: str) -> str | None:
     """The value an answer states: the right side of `assert f(...) == X` or `f(...) == X`, or
     a bare X, as a Python literal (None when there is none, or only a placeholder)."""
-    got = extract(re.sub(r"</?(?:value|output)>", " ", snippet, flags=re.I), "output")
-    if not got.ok or got.answer is None:
-        return None
-    return literal_answer(got.answer)
+    # As scoring reads it; the template's `<value>` tags around a value are dropped only when
+    # the text does not parse with them (inside a string literal they are its characters).
+    got = extract(snippet, "output")
+    value = literal_answer(got.answer) if got.ok and got.answer is not None else None
+    if value is None:
+        got = extract(re.sub(r"</?(?:value|output)>", " ", snippet, flags=re.I), "output")
+        value = literal_answer(got.answer) if got.ok and got.answer is not None else None
+    return value
 
 
 def literal_answer(value: str) -> str | None:
