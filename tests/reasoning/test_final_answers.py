@@ -278,3 +278,16 @@ def test_the_aligner_reads_the_answer_scoring_reads(reply: str) -> None:
     elif scored.ok:
         # scoring's answer is not a literal (an expression): the aligner states none
         assert not finals
+
+
+def test_a_test_of_another_shape_after_the_answer_does_not_hide_it() -> None:
+    """Small models follow their assertion with made-up tests of other calls (other arity,
+    other types): those are no answer, and the assertion on the call asked about still is."""
+    chain = (
+        "Here it is:\n```python\nassert f([3, 4]) == [6, 9]\n"
+        "assert f('ab', 2) == 5\nassert f(10) == 34\n```"
+    )
+    result = align_text(chain, run())
+    assert flagged(result) == "assert f([3, 4]) == [6, 9]"
+    right = chain.replace("[6, 9]", "[6, 8]")
+    assert align_text(right, run()).first_divergence is None
