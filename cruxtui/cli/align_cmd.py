@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     tr = trace_sample(sample, call)
     if tr.error and not tr.steps:
         raise CliError(f"cannot trace {call}: {tr.error}")
-    chain = parse_chain(text, tr.code)
+    chain = parse_chain(text, tr.code, tr.call)
     if args.task == "input":
         claim_target(chain, tr.call, sample.output)  # proposing f(x) claims f(x) == the output
     extraction = None

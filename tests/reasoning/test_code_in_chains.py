@@ -51,3 +51,47 @@ def test_a_narrated_state_is_still_a_claim(chain: str, wrong: str) -> None:
     result = align_text(chain, run())
     div = result.first_divergence
     assert div is not None and chain[div.claim.start : div.claim.end] == wrong
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        # Broken the way generated code breaks: a bracket left open runs the call on.
+        "A first try, without the loop:\nout = list(text.upper()\nlower = 'x'\nprint(out, lower))",
+        # A call whose arguments spread over lines: its keyword is no binding.
+        "A variant that keeps the flag:\n    result = helper(text,\n        lower=7)",
+        # A header missing its colon still heads the indented body below it.
+        "Consider this version:\nfor c in text\n    out = 'zz'",
+        # The prompt's template with a placeholder for the value.
+        "To test it:\nassert g(text, lower=5) == <value>\n",
+    ],
+)
+def test_broken_code_is_still_code(chain: str) -> None:
+    result = align_text(chain, run())
+    assert result.first_divergence is None, result.first_divergence
+    assert not [c for c in result.chain.claims if c.name in ("out", "lower", "text")], chain
+
+
+@pytest.mark.parametrize(
+    "line, code",
+    [
+        ("return min((x[0] + x[1], x[2])", True),  # one closer short
+        ("if (a % n == 4 and (b * 3 - n)) != 7 * n)):", True),  # one closer too many
+        ("elif j > 6:", True),  # a clause continuing a statement
+        ("def helper([1, 2], 2):", True),  # a signature a model garbled
+        ("total = list(a[:len(b)] + [g(i) for i in range(3)])[:-1])", True),
+        ("assert f(x) == <value>", True),
+        ("x = 5", False),  # a narrated state
+        ("x = 5, y = 6", False),
+        ("len(s) = 3", False),  # a narrated expression: no repair mends `=`
+        ("total = 3 + 5 = 8", False),
+        ("for i = 0: s = 'a'", False),
+        ("return the list", False),  # English: two words side by side
+        ("nums.count(1) returns 3", False),
+        ("The function returns a list.", False),
+    ],
+)
+def test_a_line_is_code_when_it_reads_as_python(line: str, code: bool) -> None:
+    from cruxtui.core.reasoning.python_lines import reads_as_code
+
+    assert reads_as_code(line) is code

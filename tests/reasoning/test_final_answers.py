@@ -251,3 +251,43 @@ def test_a_test_of_another_call_inside_code_is_not_the_answer() -> None:
         "assert f('ab', 'cd') == 5\nassert f(nums) == ??\n```"
     )
     assert align_text(chain, run()).first_divergence is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # The template's tags inside a string literal are characters of the string.
+        "[ANSWER] assert f('tag') == '<value>TAG</value>' [/ANSWER]",
+        # Around the value they are the template's, and dropped.
+        "[ANSWER] assert f('tag') == <value> 'TAG' </value> [/ANSWER]",
+        "It shouts the word.\n```python\nassert f('tag') == 'TAG'\n```",
+        "[ANSWER]\nassert f('tag') == \"T\" + 'AG'\n[/ANSWER]",
+    ],
+)
+def test_the_aligner_reads_the_answer_scoring_reads(reply: str) -> None:
+    """One answer per reply: where scoring finds one, the aligner judges that same value."""
+    from cruxtui.core.reasoning.literal_scan import literal_value
+    from cruxtui.core.scoring.answers import extract
+
+    code = "def f(s):\n    return s.upper()"
+    result = align_text(reply, run(code, "f('tag')"))
+    finals = [j.claim for j in result.judgements if j.claim.kind == RETURN]
+    scored = extract(reply, "output")
+    if scored.ok and finals:
+        assert literal_value(finals[-1].value) == literal_value(scored.answer or "")
+    elif scored.ok:
+        # scoring's answer is not a literal (an expression): the aligner states none
+        assert not finals
+
+
+def test_a_test_of_another_shape_after_the_answer_does_not_hide_it() -> None:
+    """Small models follow their assertion with made-up tests of other calls (other arity,
+    other types): those are no answer, and the assertion on the call asked about still is."""
+    chain = (
+        "Here it is:\n```python\nassert f([3, 4]) == [6, 9]\n"
+        "assert f('ab', 2) == 5\nassert f(10) == 34\n```"
+    )
+    result = align_text(chain, run())
+    assert flagged(result) == "assert f([3, 4]) == [6, 9]"
+    right = chain.replace("[6, 9]", "[6, 8]")
+    assert align_text(right, run()).first_divergence is None

@@ -137,7 +137,7 @@ def align(chain: Chain, trace: Any, sandbox: Any = None, target: str | None = No
 def align_text(text: str, trace: Any, sandbox: Any = None, target: str | None = None) -> Alignment:
     """Parse `text` (prose or scratchpad) for the traced code and align it. `target`: for the
     input task, the output the chain's proposed call must give (its answer claims as much)."""
-    chain = parse_chain(text, trace.code)
+    chain = parse_chain(text, trace.code, trace.call)
     if target is not None:
         claim_target(chain, trace.call, target)
     other_calls(chain, trace.call, final_claim(chain))

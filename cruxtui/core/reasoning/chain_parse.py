@@ -38,6 +38,7 @@ from cruxtui.core.reasoning.final_answer import (
     concluding_value,
     namely_returns,
     names_a_call,
+    tests_another_call,
     type_claims,
 )
 from cruxtui.core.reasoning.prose_claims import (
@@ -136,13 +137,14 @@ _GERUNDS = {
 _LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
 
 
-def parse_chain(text: str, code: str) -> Chain:
+def parse_chain(text: str, code: str, call: str | None = None) -> Chain:
     """Parse a chain of thought for the function `code`: the scratchpad if there is one, else
-    prose."""
-    return parse_scratchpad(text) or parse_prose(text, code)
+    prose. `call`: the call the chain reasons about, when known (a test in code of a call of
+    another shape is then no answer)."""
+    return parse_scratchpad(text) or parse_prose(text, code, call)
 
 
-def parse_prose(text: str, code: str) -> Chain:
+def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
     facts = code_facts(code)
     work = blank_think_tags(text)
     spans = code_spans(work, code)
@@ -216,7 +218,7 @@ def parse_prose(text: str, code: str) -> Chain:
         if claim is not None:
             step.claims.append(claim)
         steps.append(step)
-    _answers(text, work, spans, steps, body_end, block is not None, facts.names)
+    _answers(text, work, spans, steps, body_end, block is not None, facts.names, call)
     sentences = [(st.start, st.end) for st in steps]
     for claim in retract(masked, [c for st in steps for c in st.claims], sentences):
         home = next((st for st in steps if st.start <= claim.start < st.end), None)
@@ -235,6 +237,7 @@ def _answers(
     body_end: int,
     has_block: bool,
     names: Any,
+    call: str | None = None,
 ) -> None:
     """Answers the prose reader does not see (`final_answer`): a call's value written out in
     prose, a printed call's value in a comment (the chain's words even inside code), and, when
@@ -248,9 +251,12 @@ def _answers(
     found += type_claims(prose) + namely_returns(prose)
     if not has_block:
         # In code, only a test of a call written out (`assert f('ab') == 'ba'`, not
-        # `assert f(x) == y`) can be the answer.
+        # `assert f(x) == y`), of the traced call's shape, can be the answer.
+        coded = [
+            c for c in in_code if names_a_call(c.text) and not tests_another_call(c.text, call)
+        ]
         last = sorted(
-            [c for c in forms if c not in in_code or names_a_call(c.text)] + comments,
+            [c for c in forms if c not in in_code] + coded + comments,
             key=lambda c: c.start,
         )
         ending = answer_after_thinking(text) or closing_answer(work, names=frozenset(names))

@@ -14,13 +14,21 @@ from __future__ import annotations
 import ast
 import re
 
+from cruxtui.core.reasoning.python_lines import (
+    parses,
+    reads_as_code,
+    repaired_body,
+    reports_values,
+    statement_group,
+    strip_comment,
+)
 from cruxtui.core.util import safe_ast
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|[a-z][.)])\s")
 _PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.)\s")
 _QUESTION = re.compile(r"\?\?")
-_HEADER = re.compile(r"^\s*(?:def|class|for|while|if|elif|else|try|except|finally|with)\b.*:\s*$")
+_HEADER = re.compile(r"(?:def|class|for|while|if|elif|else|try|except|finally|with)\b")
 
 
 def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
@@ -40,7 +48,7 @@ def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
             continue
         indent = len(line) - len(line.lstrip())
         # A block headed by `def`/`for`/`if ...:` (a re-printed or rewritten f) runs to its dedent.
-        if _HEADER.match(line) and _parses(stripped + "\n" + " " * (indent + 4) + "pass"):
+        if _HEADER.match(stripped) and _heads_block(lines, i) and reads_as_code(stripped, indent):
             j = i + 1
             while j < len(lines) and (
                 not lines[j][2].strip()
@@ -52,6 +60,12 @@ def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
                 j -= 1
             spans.append((start, lines[j - 1][1]))
             i = j
+            continue
+        # A statement spread over lines (a call whose arguments run on) is code as a whole.
+        group = statement_group([ln for _s, _e, ln in lines], i)
+        if group > 1 and not _BULLET.match(stripped):
+            spans.append((start, lines[i + group - 1][1]))
+            i += group
             continue
         if _is_code_line(stripped, indent, source_lines):
             spans.append((start, end))
@@ -73,7 +87,7 @@ def _listed_values(
             kind.append("blank")
         elif _inside(spans, start):
             kind.append("code" if _is_statement_of_names(stripped) else "quiet")
-        elif not _BULLET.match(stripped) and _parses(stripped) and _all_reports(stripped):
+        elif not _BULLET.match(stripped) and parses(stripped) and _all_reports(stripped):
             kind.append("report")
         else:
             kind.append("prose")
@@ -95,20 +109,14 @@ def _all_reports(stripped: str) -> bool:
         body = safe_ast.parse(stripped).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return bool(body) and all(_reports_values(n) for n in body)
+    return bool(body) and all(reports_values(n) for n in body)
 
 
 def _is_statement_of_names(stripped: str) -> bool:
     """A line of code that computes from names (`for c in text:`, `out.append(c)`, `return
     out`), unlike `return 'ab'`: only such a line shows a listing of code."""
-    src = stripped.split("  #")[0].strip()
-    if _HEADER.match(src):
-        src += " pass"
-    try:
-        body = safe_ast.parse(src).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    if not body or all(_reports_values(n) for n in body):
+    body = repaired_body(stripped)
+    if not body or all(reports_values(n) for n in body):
         return False
     return any(
         isinstance(n, ast.Name | ast.Call | ast.Attribute) for b in body for n in ast.walk(b)
@@ -151,17 +159,39 @@ def _quotes_f(code: str, source_lines: set[str]) -> bool:
 
 
 def _is_code_block(block: str) -> bool:
-    """A fenced block is code when it is Python (as a whole, or most of its lines): a trace
-    table or a list of `value -> value` lines in a fence is read like prose, line by line."""
+    """A fenced block is code when it is Python (as a whole, or most of its lines, broken code
+    included): a trace table or a list of `value -> value` lines in a fence is read like prose,
+    line by line."""
     lines = block.splitlines()[1:]
     if lines and re.match(r"\s*(```|~~~)", lines[-1]):
         lines = lines[:-1]
     body = "\n".join(lines).replace("??", "None")
-    if not body.strip() or _parses(body):
+    if not body.strip() or parses(body):
         return True
-    stripped = [ln.strip().replace("??", "None") for ln in lines if ln.strip()]
-    python = sum(1 for ln in stripped if _parses(ln) or _HEADER.match(ln))
-    return python * 2 > len(stripped)
+    code = total = 0
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        if not line.strip():
+            k += 1
+            continue
+        group = statement_group(lines, k)
+        indent = len(line) - len(line.lstrip())
+        if group > 1 or reads_as_code(line.strip(), indent) or _HEADER.match(line.strip()):
+            code += group
+        total += group
+        k += group
+    return code * 2 > total
+
+
+def _heads_block(lines: list[tuple[int, int, str]], i: int) -> bool:
+    """A header ends with its colon, or (broken code) has its body indented under it."""
+    line = lines[i][2]
+    if strip_comment(line).rstrip().endswith(":"):
+        return True
+    nxt = next((ln for _s, _e, ln in lines[i + 1 :] if ln.strip()), None)
+    indent = len(line) - len(line.lstrip())
+    return nxt is not None and len(nxt) - len(nxt.lstrip()) > indent
 
 
 def _is_code_line(stripped: str, indent: int, source_lines: set[str]) -> bool:
@@ -169,57 +199,7 @@ def _is_code_line(stripped: str, indent: int, source_lines: set[str]) -> bool:
         return True  # a line of f, quoted
     if _PROMPT.match(stripped) or (_QUESTION.search(stripped) and "assert" in stripped):
         return True
-    if _BULLET.match(stripped) or not _parses(stripped):
-        return False
-    try:
-        body = safe_ast.parse(stripped).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    if all(_reports_values(node) for node in body):
-        return False  # "x = 5", "count = 0; i = 1": a narrated state
-    if all(isinstance(node, ast.Expr) for node in body):
-        # A bare expression is code only when indented as code or a call statement of f's kind.
-        return indent >= 4 or any(isinstance(n.value, ast.Call) for n in body)  # type: ignore[attr-defined]
-    return True
-
-
-def _reports_values(node: ast.stmt) -> bool:
-    """`x = 5`, `a, b = 1, 2`: names bound to literals. An assert with a literal result is the
-    answer, and an expression comparing values (`x == 5`) is left for the claim reader."""
-    if isinstance(node, ast.Assign):
-        targets_ok = all(
-            isinstance(t, ast.Name)
-            or isinstance(t, ast.Tuple)
-            and all(isinstance(e, ast.Name) for e in t.elts)
-            for t in node.targets
-        )
-        return targets_ok and _is_literal_node(node.value)
-    if isinstance(node, ast.AnnAssign):
-        return node.value is None and isinstance(node.target, ast.Name)  # "count: 3", "Output: 'a'"
-    if isinstance(node, ast.Assert):
-        test = node.test
-        return (
-            isinstance(test, ast.Compare)
-            and len(test.comparators) == 1
-            and _is_literal_node(test.comparators[0])
-        )
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Compare)
-
-
-def _is_literal_node(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        return False
-    return True
-
-
-def _parses(source: str) -> bool:
-    try:
-        safe_ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    return not _BULLET.match(stripped) and reads_as_code(stripped, indent)
 
 
 def _lines(text: str) -> list[tuple[int, int, str]]:
@@ -274,11 +254,9 @@ def inline_code(text: str, source_lines: set[str]) -> list[tuple[int, int]]:
             continue  # an expression: a subject or a value
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
-        if _parses(inner):
-            body = safe_ast.parse(inner).body
-            if not all(_reports_values(n) for n in body):
-                out.append((m.start(), m.end()))
-        elif re.match(r"(?:def|for|while|if|elif|return|lambda)\b", inner):
+        if reads_as_code(inner) or (
+            not parses(inner) and re.match(r"(?:def|for|while|if|elif|return|lambda)\b", inner)
+        ):
             out.append((m.start(), m.end()))
     return out
 

@@ -80,10 +80,14 @@ def block_claim(m: re.Match[str]) -> Claim | None:
 def answer_value(snippet: str) -> str | None:
     """The value an answer states: the right side of `assert f(...) == X` or `f(...) == X`, or
     a bare X, as a Python literal (None when there is none, or only a placeholder)."""
-    got = extract(re.sub(r"</?(?:value|output)>", " ", snippet, flags=re.I), "output")
-    if not got.ok or got.answer is None:
-        return None
-    return literal_answer(got.answer)
+    # As scoring reads it; the template's `<value>` tags around a value are dropped only when
+    # the text does not parse with them (inside a string literal they are its characters).
+    got = extract(snippet, "output")
+    value = literal_answer(got.answer) if got.ok and got.answer is not None else None
+    if value is None:
+        got = extract(re.sub(r"</?(?:value|output)>", " ", snippet, flags=re.I), "output")
+        value = literal_answer(got.answer) if got.ok and got.answer is not None else None
+    return value
 
 
 def literal_answer(value: str) -> str | None:
@@ -445,18 +449,9 @@ def other_calls(chain: Chain, call: str, final: Claim | None = None) -> None:
     want = _call_args(call)
     if want is None:
         return
-    if final is not None and any(a <= final.start < b for a, b in chain.code_spans):
-        # An answer read from code (no answer block: the last `assert f(...) == X` of a fenced
-        # block) is the chain's answer when it tests the traced call, even misquoted (small
-        # models copy an input wrongly). A test of a call of another shape (other arity, other
-        # argument types) is code about another run (a made-up example, a rewritten f's own
-        # test), not a claim about this one.
-        m = _CALL_F.search(final.text)
-        close = call_end(final.text, m.end() - 1) if m else None
-        if m is not None and close is not None:
-            named = _call_shape(final.text[m.start() : close])
-            if named is not None and named != _call_shape(call):
-                final.subject_f = False
+    in_code = final is not None and any(a <= final.start < b for a, b in chain.code_spans)
+    if final is not None and in_code and tests_another_call(final.text, call):
+        final.subject_f = False  # (parsed without the call)
     for c in chain.claims:
         if c.kind not in (RETURN, RAISE) or c is final or c.source != "prose":
             continue
@@ -469,6 +464,22 @@ def other_calls(chain: Chain, call: str, final: Claim | None = None) -> None:
         named = _call_args(c.text[m.start() : close])
         if named is not None and named != want:
             c.subject_f = False
+
+
+def tests_another_call(text: str, call: str | None) -> bool:
+    """Does `text` (an answer read from code) test a call of f of another shape than the traced
+    `call`? An answer from code (no answer block: an `assert f(...) == X` of a fenced block) is
+    the chain's answer when it tests the traced call, even misquoted (small models copy an input
+    wrongly); a call of another shape (other arity, other argument types) is code about another
+    run — a made-up example, a rewritten f's own test — and its value no answer."""
+    if call is None:
+        return False
+    m = _CALL_F.search(text)
+    close = call_end(text, m.end() - 1) if m else None
+    if m is None or close is None:
+        return False
+    named = _call_shape(text[m.start() : close])
+    return named is not None and named != _call_shape(call)
 
 
 def names_a_call(text: str) -> bool:

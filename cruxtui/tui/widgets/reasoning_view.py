@@ -112,7 +112,7 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
         exit_on_error=False,
     )
     def _align_worker(self, text: str, trace: Trace, endpoint: str | None) -> None:
-        chain = parse_chain(text, trace.code)
+        chain = parse_chain(text, trace.code, trace.call)
         note = ""
         if endpoint is not None:
             got = extract_with(endpoint, chain, trace.code)
