@@ -58,6 +58,11 @@ _HYPOTHETICAL = re.compile(
 )
 
 
+def is_hypothetical(sentence: str) -> bool:
+    """Does the sentence speak of another run ("if it were ...", "one might think ...")?"""
+    return bool(_HYPOTHETICAL.search(sentence))
+
+
 @dataclass
 class Judgement:
     """The verdict on one claim, and where in the trace it was checked."""
@@ -127,7 +132,7 @@ class Judge:
             last = self.anchors[step.index] or last
         out: list[Judgement] = []
         for step in self.chain.steps:
-            hypothetical = bool(_HYPOTHETICAL.search(step.text))
+            hypothetical = is_hypothetical(step.text)
             for claim in step.claims:
                 j = self._judge(step, claim)
                 if claim.kind == BINDING and j.verdict == CONSISTENT and j.trace_step is not None:
