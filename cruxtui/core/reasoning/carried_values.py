@@ -19,6 +19,8 @@ it cannot raise one on a chain that has none.
 
 from __future__ import annotations
 
+import re
+
 from cruxtui.core.reasoning.claim_judge import CONTRADICTED, Judgement, is_hypothetical
 from cruxtui.core.reasoning.claim_types import CARRIED, EMPTY, Chain, Claim
 from cruxtui.core.reasoning.code_spans import blank
@@ -94,7 +96,8 @@ def _clause_start(text: str, lo: int, at: int) -> int:
         k -= 1
     while k < at and text[k].isspace():
         k += 1
-    return k
+    bullet = re.match(r"(?:[-*+•]|\d+[.)])\s+", text[k:at])
+    return k + bullet.end() if bullet else k
 
 
 def _followed(value: str, run_values: RunValues, target: str | None) -> object | None:
