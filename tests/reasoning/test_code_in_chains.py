@@ -62,6 +62,8 @@ def test_a_narrated_state_is_still_a_claim(chain: str, wrong: str) -> None:
         "A variant that keeps the flag:\n    result = helper(text,\n        lower=7)",
         # A header missing its colon still heads the indented body below it.
         "Consider this version:\nfor c in text\n    out = 'zz'",
+        # A fence of code that mostly does not parse is still a fence of code.
+        "```python\nout = list(text.upper()\nprint(out\nlower = 9\n```",
         # The prompt's template with a placeholder for the value.
         "To test it:\nassert g(text, lower=5) == <value>\n",
     ],

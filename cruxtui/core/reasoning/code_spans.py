@@ -177,7 +177,8 @@ def _is_code_block(block: str) -> bool:
             continue
         group = statement_group(lines, k)
         indent = len(line) - len(line.lstrip())
-        if group > 1 or reads_as_code(line.strip(), indent) or _HEADER.match(line.strip()):
+        src = line.strip().replace("??", "None")
+        if group > 1 or parses(src) or reads_as_code(src, indent) or _HEADER.match(src):
             code += group
         total += group
         k += group
