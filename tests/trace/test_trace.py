@@ -260,6 +260,22 @@ def test_bounded_repr_matches_repr_when_it_fits(value: object) -> None:
     assert bounded_repr(value) == repr(value)
 
 
+def test_bounded_repr_plain_repr_shortcut_keeps_the_guarantees() -> None:
+    """Flat builtin values take plain `repr()`; subclasses, long or nested values do not, so a
+    hostile `__repr__` still cannot raise and a long value is still cut."""
+
+    class Loud(str):
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    assert bounded_repr(Loud("x")) == "<repr failed: RuntimeError>"
+    assert bounded_repr([Loud("x")]) == "<repr failed: RuntimeError>"
+    assert bounded_repr({"k": Loud("x")}) == "<repr failed: RuntimeError>"
+    assert bounded_repr("\x00" * 10, 20).endswith("chars)")  # short text, long repr: cut
+    assert bounded_repr(list(range(40)), 500) == repr(list(range(40)))  # past the flat size
+    assert bounded_repr([2**70, "ab", None, 1.5]) == repr([2**70, "ab", None, 1.5])
+
+
 def test_bounded_repr_cuts_and_says_how_much() -> None:
     assert bounded_repr("a" * 1000, 20) == "'" + "a" * 18 + "…(+982 chars)"
     assert bounded_repr(list(range(1000)), 30).endswith("…(+991 items)")

@@ -547,7 +547,12 @@ class Runner:
             # answer: stored and extracted together, so a stored generation reads as a whole.
             respond = getattr(item.prompt, "response", None)
             raws = [respond(c.text) if respond else c.text for _, c in item.done]
-            pairs = [(raw, self.plan.extract(raw)) for raw in raws]
+            # A sample's n answers are often the same text (low temperature): each is read once.
+            read: dict[str, tuple[str | None, str]] = {}
+            for raw in raws:
+                if raw not in read:
+                    read[raw] = self.plan.extract(raw)
+            pairs = [(raw, read[raw]) for raw in raws]
             found.append(pairs)
             for _, (answer, _why) in pairs:
                 if answer is not None and (item.sid, answer) not in self._verdicts:

@@ -130,13 +130,13 @@ def output_steps(sample: Sample, prediction: str) -> Generator[Job, Outcome, Str
     tree = parse_prediction(prediction)
     if isinstance(tree, str):
         return StrictVerdict(False, "unparsable", tree)
-    if _uses_f(tree):
+    literal = literal_value(tree)  # a literal names nothing, so it cannot use f: no walk
+    if literal is None and _uses_f(tree):
         return StrictVerdict(False, "calls_f", "uses f instead of stating the value f returns")
     found = yield from expected_output(sample)
     if isinstance(found, StrictVerdict):
         return found
     expected = found[0]
-    literal = literal_value(tree)
     if literal is not None:
         return _compare(expected, literal[0], literal=True)
     pure = is_pure(tree)

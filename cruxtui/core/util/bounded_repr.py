@@ -25,6 +25,10 @@ def bounded_repr(value: object, limit: int = DEFAULT_LIMIT) -> str:
 
     Never raises: a `__repr__` that fails is shown as `<repr failed: TypeName>`.
     """
+    if _small(value, limit):
+        text = repr(value)
+        if len(text) <= limit:
+            return text
     out = _Writer(limit)
     try:
         _write(value, out, set())
@@ -33,6 +37,42 @@ def bounded_repr(value: object, limit: int = DEFAULT_LIMIT) -> str:
     except Exception as exc:  # a user-defined __repr__ may raise anything
         return f"<repr failed: {type(exc).__name__}>"
     return out.text()
+
+
+_PLAIN = frozenset({bool, float, type(None)})
+_FLAT = 32
+"""Items of a flat container that `_small` looks at: scoring and tracing show mostly short lists."""
+
+
+def _scalar(value: object, limit: int) -> bool:
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if kind is int and isinstance(value, int):
+        return value.bit_length() < 64
+    return kind is str and isinstance(value, str) and len(value) <= limit
+
+
+def _small(value: object, limit: int) -> bool:
+    """Whether plain `repr()` is safe and cheap for `value`: a builtin scalar, or a flat builtin
+    list/tuple/dict of a few of them. Most values shown are like that, and walking them with the
+    writer costs ten times a `repr()` (measured on the runner's scoring); anything else (nested,
+    long, subclasses with their own `__repr__`) takes the bounded walk."""
+    if _scalar(value, limit):
+        return True
+    kind = type(value)
+    items: list[object]
+    if (kind is list or kind is tuple) and isinstance(value, list | tuple):
+        if len(value) > _FLAT:
+            return False
+        items = list(value)
+    elif kind is dict and isinstance(value, dict):
+        if len(value) > _FLAT:
+            return False
+        items = [*value.keys(), *value.values()]
+    else:
+        return False
+    return all(_scalar(x, limit) for x in items)
 
 
 def bounded_call(
