@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from cruxtui.core.reasoning.answer_bar import raise_the_bar
 from cruxtui.core.reasoning.chain_parse import parse_chain
 from cruxtui.core.reasoning.claim_judge import (
     CONSISTENT,
@@ -105,8 +106,9 @@ class Alignment:
         }
 
 
-def align(chain: Chain, trace: Any, sandbox: Any = None) -> Alignment:
-    """Place the chain's steps on the trace and judge every claim (see the module doc)."""
+def align(chain: Chain, trace: Any, sandbox: Any = None, target: str | None = None) -> Alignment:
+    """Place the chain's steps on the trace and judge every claim (see the module doc).
+    `target`: for the input task, the output the proposed call must give."""
     n = len(trace.steps)
     if n == 0:
         judgements = [
@@ -127,6 +129,7 @@ def align(chain: Chain, trace: Any, sandbox: Any = None) -> Alignment:
         scores = [[v if pos.top[k] else 0.0 for k, v in enumerate(row)] for row in scores]
     placed = place(scores, n)
     judgements = Judge(chain, trace, shape, pos, placed, lines, values).run()
+    judgements = raise_the_bar(chain, trace, shape, pos, values, judgements, target)
     where = [trace.steps[p].index if p is not None else None for p in placed]
     return Alignment(chain, trace, where, judgements)
 
@@ -138,7 +141,7 @@ def align_text(text: str, trace: Any, sandbox: Any = None, target: str | None = 
     if target is not None:
         claim_target(chain, trace.call, target)
     other_calls(chain, trace.call, final_claim(chain))
-    return align(chain, trace, sandbox)
+    return align(chain, trace, sandbox, target)
 
 
 def claim_target(chain: Chain, call: str, target: str) -> None:

@@ -1,0 +1,291 @@
+"""A right answer raises the bar for a contradiction.
+
+A correct chain always ends on the right answer, so every false alarm on a correct chain is
+raised in a chain whose final answer the trace confirms; and most chains whose answer is right
+are correct throughout (a slip that leaves the answer right is rare: it has to cancel out or not
+matter). So in such a chain a contradiction read in mid-chain is more likely the reader's
+misreading than the writer's slip, and it stands only on strong evidence:
+
+- **the subject is named**: a traced variable or an expression over the frame written out in
+  the claim's own words (every variable it reads is written there), or a table column headed
+  by it; not inferred from the sentence, not a method named alone, not "the condition";
+- **the value is nowhere else in the run**: no variable at any step, no sub-expression the
+  program evaluated (`Step.values`), no expression the chain names, not f's result, not an
+  argument holds it — a true value attached to the wrong subject is a misreading, not a slip
+  (strings and containers only: numbers and truth values coincide by chance). The subject's own values at other times count too, unless the
+  chain's words say when (an iteration, after the loop, finally, a line, a call): otherwise the
+  placement may be what is wrong. A condition's truth is held against that condition's own
+  outcomes only (True and False are everywhere);
+- **the words assert it**: not hedged ("I think", "probably", "should be", a question).
+
+A contradiction short of that becomes unverifiable, with a note that says which part failed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from cruxtui.core.reasoning.claim_judge import CONSISTENT, CONTRADICTED, UNVERIFIABLE, Judgement
+from cruxtui.core.reasoning.claim_types import (
+    BINDING,
+    CONDITION,
+    EMPTY,
+    EXPRESSION,
+    ITERATION,
+    LOOP_COUNT,
+    LOOP_VALUES,
+    RAISE,
+    RETURN,
+    SCRATCHPAD,
+    Chain,
+    Claim,
+    ReasoningStep,
+)
+from cruxtui.core.reasoning.code_facts import CodeFacts
+from cruxtui.core.reasoning.final_answer import TYPE_PREFIX
+from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
+from cruxtui.core.reasoning.literal_scan import OPAQUE, literal_value, value_key
+from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
+from cruxtui.core.util import safe_ast
+
+_HEDGE = re.compile(
+    r"\b(?:i\s+think|i\s+believe|i\s+guess|i\s+suppose|i'd\s+say|i\s+would\s+say|i\s+assume|"
+    r"probably|maybe|perhaps|presumably|likely|possibly|might|may\s+be|seems?|apparently|"
+    r"should\s+be|not\s+sure|i'm\s+not\s+certain|roughly|approximately|my\s+guess)\b",
+    re.I,
+)
+_BUILTINS = frozenset(
+    ["len", "str", "int", "list", "sorted", "sum", "min", "max", "range", "set", "bool", "dict"]
+)
+
+
+def answer_right(chain: Chain, trace: Any, judgements: list[Judgement], target: str | None) -> bool:
+    """Does the trace confirm the chain's final answer? For the input task (`target` given): f on
+    the proposed call gives the target output. Otherwise: the last answer the chain gives (a
+    value, not a type) is judged consistent."""
+    if target is not None:
+        have = value_key(trace.return_repr) if trace.return_repr is not None else OPAQUE
+        return have is not OPAQUE and have == value_key(target)
+    final = None
+    for j in judgements:
+        c = j.claim
+        if (
+            c.kind in (RETURN, RAISE)
+            and not c.retracted
+            and (final is None or c.start >= final.claim.start)
+        ):
+            final = j
+    if final is None or final.claim.value.startswith(TYPE_PREFIX) or not final.claim.subject_f:
+        return False
+    return final.verdict == CONSISTENT
+
+
+class RunValues:
+    """Every value the run held, by subject: each variable at each position, each sub-expression
+    the tracer recorded, each expression the chain names, f's result."""
+
+    def __init__(self, trace: Any, pos: Positions, values: ClaimValues) -> None:
+        self.by_subject: dict[str, set[object]] = {}
+        self.types: dict[str, set[type]] = {}
+        for env in pos.env:
+            for name, rep in env.items():
+                self._add(f"var:{name}", rep)
+        for row in pos.computed:
+            for src, rep in row.items():
+                self._add(f"expr:{src}", rep)
+        for expr, row_values in values.table.items():
+            for held in row_values:
+                if held is not None:
+                    self._add(f"expr:{_squeeze(expr)}", held)
+        if trace.return_repr is not None:
+            self._add("return", trace.return_repr)
+
+    def _add(self, subject: str, rep: str) -> None:
+        keys = self.by_subject.setdefault(subject, set())
+        key = value_key(rep)
+        if key is OPAQUE or key in keys:
+            return
+        keys.add(key)
+        obj = literal_value(rep)
+        self.types.setdefault(subject, set()).add(type(obj))
+
+    def held_by_others(self, want: object, own: Iterable[str]) -> bool:
+        mine = set(own)
+        return any(want in keys for s, keys in self.by_subject.items() if s not in mine)
+
+    def any_empty_but(self, own: Iterable[str]) -> bool:
+        mine = set(own)
+        empties = {value_key(x) for x in ("''", "[]", "()", "{}", "set()")}
+        return any(keys & empties for s, keys in self.by_subject.items() if s not in mine)
+
+
+def _distinctive(value: str) -> bool:
+    """Strings and containers: a number or a truth value is held by many subjects by chance
+    (counts, indices, lengths), so finding it elsewhere says nothing about which one was meant."""
+    obj = literal_value(value)
+    return not isinstance(obj, bool | int | float | complex) and obj is not None
+
+
+def _squeeze(src: str) -> str:
+    return src.replace(" ", "")
+
+
+def _names_read(src: str) -> set[str] | None:
+    import ast
+
+    try:
+        tree = safe_ast.parse(src, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - _BUILTINS
+
+
+class AnswerBar:
+    """Demotes the contradictions of a chain with a right answer that lack strong evidence."""
+
+    def __init__(
+        self,
+        chain: Chain,
+        trace: Any,
+        shape: CodeFacts,
+        pos: Positions,
+        values: ClaimValues,
+    ) -> None:
+        self.chain, self.trace, self.shape, self.pos, self.values = chain, trace, shape, pos, values
+        self.run_values = RunValues(trace, pos, values)
+        self.step_of = {id(c): s for s in chain.steps for c in s.claims}
+
+    def apply(self, judgements: list[Judgement]) -> list[Judgement]:
+        out = []
+        for j in judgements:
+            if j.verdict == CONTRADICTED and (why := self.weakness(j)) is not None:
+                j = Judgement(
+                    j.step,
+                    j.claim,
+                    UNVERIFIABLE,
+                    j.trace_step,
+                    j.true_value,
+                    f"the answer is right, and {why}: more likely a misreading than a slip",
+                )
+            out.append(j)
+        return out
+
+    def weakness(self, j: Judgement) -> str | None:
+        """Why the contradiction is not strong evidence, or None when it is."""
+        claim = j.claim
+        step = self.step_of.get(id(claim))
+        if step is None:
+            return None
+        if not self._named(claim):
+            return "the subject is not named in the claim"
+        if self._hedged(step, claim):
+            return "the claim is hedged"
+        if claim.kind == CONDITION:
+            if claim.value in self._own_outcomes(claim) and not self._when_said(step, claim):
+                return f"the condition is {claim.value} elsewhere in the run"
+            return None
+        own = self._own_subjects(claim)
+        if claim.value == EMPTY:
+            if self.run_values.any_empty_but(own):
+                return "an empty value is held elsewhere in the run"
+            return None
+        want = value_key(claim.value)
+        if want is OPAQUE:
+            return "the claimed value is not a literal"
+        mine = set().union(*(self.run_values.by_subject.get(s, set()) for s in own))
+        if want in mine:
+            if not self._when_said(step, claim):
+                return f"the subject is {claim.value} elsewhere in the run"
+            return None
+        if _distinctive(claim.value) and self.run_values.held_by_others(want, own):
+            return f"{claim.value} is a value the run holds elsewhere"
+        types = self.run_values.types.get(own[0], set())
+        if (
+            claim.kind in (BINDING, EXPRESSION)
+            and types
+            and type(literal_value(claim.value)) not in types
+        ):
+            return "the subject never holds a value of that type"
+        return None
+
+    def _named(self, claim: Claim) -> bool:
+        if claim.inferred or claim.by_method:
+            return False
+        if claim.source == SCRATCHPAD or claim.kind in (ITERATION, LOOP_COUNT, RETURN, RAISE):
+            return claim.subject_f if claim.kind == RETURN else True
+        words = set(re.findall(r"[A-Za-z_]\w*", claim.text))
+        if self._table_row(claim):
+            return True
+        if claim.kind in (BINDING, LOOP_VALUES):
+            return (claim.name or "") in words
+        if claim.kind == CONDITION and not claim.name:
+            return claim.condition is not None
+        reads = _names_read(claim.name or "")
+        return reads is not None and reads <= words
+
+    def _table_row(self, claim: Claim) -> bool:
+        text = self.chain.text
+        head = text[text.rfind("\n", 0, max(claim.start, 0)) + 1 : claim.start]
+        return head.lstrip().startswith("|")
+
+    def _hedged(self, step: ReasoningStep, claim: Claim) -> bool:
+        text = self.chain.text
+        sentence = text[step.start : claim.end]
+        after = text[claim.end : claim.end + 2]
+        return bool(_HEDGE.search(sentence)) or after.lstrip().startswith("?")
+
+    def _when_said(self, step: ReasoningStep, claim: Claim) -> bool:
+        """Do the chain's words fix when in the run the claim speaks of? Not when the sentence
+        gives its subject other values too ("n = 3, n = 10, ... at the end"): it tells a
+        sequence, and the words of time belong to one of them at most."""
+        if self.chain.format == "scratchpad":
+            return True
+        if any(
+            c is not claim
+            and c.kind == claim.kind
+            and c.name == claim.name
+            and c.value != claim.value
+            for c in step.claims
+        ):
+            return False
+        if step.iteration is not None and self.pos.iterations is not None:
+            return True
+        if step.after_loop or step.at_end or step.at_call:
+            return True
+        return any(x is not None for x in (step.line, claim.line, claim.before_line))
+
+    def _own_subjects(self, claim: Claim) -> list[str]:
+        if claim.kind == BINDING:
+            return [f"var:{claim.name}"]
+        if claim.kind == LOOP_VALUES:
+            return [f"loop:{claim.name}"]  # the list of values it takes, a subject of its own
+        if claim.kind in (ITERATION, LOOP_COUNT):
+            return ["loop"]
+        if claim.kind == RETURN:
+            return ["return"]
+        expr = subject_expression(claim) or claim.name or ""
+        return [f"expr:{_squeeze(expr)}"]
+
+    def _own_outcomes(self, claim: Claim) -> set[str]:
+        """The truth values this condition takes anywhere in the run."""
+        if claim.line is None and self.values.known(claim):
+            return {v for k in range(len(self.pos)) if (v := self.values.at(claim, k)) is not None}
+        lines = condition_lines(claim, self.shape)
+        return {str(c[1]) for c in self.pos.cond if c is not None and c[0] in lines}
+
+
+def raise_the_bar(
+    chain: Chain,
+    trace: Any,
+    shape: CodeFacts,
+    pos: Positions,
+    values: ClaimValues,
+    judgements: list[Judgement],
+    target: str | None = None,
+) -> list[Judgement]:
+    """The judgements, with the weak contradictions of a chain whose answer is right demoted."""
+    if not answer_right(chain, trace, judgements, target):
+        return judgements
+    return AnswerBar(chain, trace, shape, pos, values).apply(judgements)
