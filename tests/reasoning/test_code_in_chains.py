@@ -45,6 +45,9 @@ def test_code_laid_out_any_way_is_not_a_claim(chain: str) -> None:
         ("First out = []\nthen out = ['A']\nand finally out = ['A', 'C'].", "out = ['A', 'C']"),
         ("1. out = []\n2. out = ['A']\n3. out = ['A', 'C']\n4. return 'AC'", "out = ['A', 'C']"),
         ("out = ['B']\n\nfor c in text: (the loop)", "out = ['B']"),
+        # A fence that only states values computes nothing: a trace written in a fence.
+        ("After the loop:\n```\nout = ['A', 'C']\nout[0] = 'A'\n```", "out = ['A', 'C']"),
+        ("Once the loop is done:\n```\nout[1] = 'C'\n```", "out[1] = 'C'"),
     ],
 )
 def test_a_narrated_state_is_still_a_claim(chain: str, wrong: str) -> None:
