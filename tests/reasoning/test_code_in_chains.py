@@ -45,6 +45,9 @@ def test_code_laid_out_any_way_is_not_a_claim(chain: str) -> None:
         ("First out = []\nthen out = ['A']\nand finally out = ['A', 'C'].", "out = ['A', 'C']"),
         ("1. out = []\n2. out = ['A']\n3. out = ['A', 'C']\n4. return 'AC'", "out = ['A', 'C']"),
         ("out = ['B']\n\nfor c in text: (the loop)", "out = ['B']"),
+        # A fence that only states values computes nothing: a trace written in a fence.
+        ("After the loop:\n```\nout = ['A', 'C']\nout[0] = 'A'\n```", "out = ['A', 'C']"),
+        ("Once the loop is done:\n```\nout[1] = 'C'\n```", "out[1] = 'C'"),
     ],
 )
 def test_a_narrated_state_is_still_a_claim(chain: str, wrong: str) -> None:
@@ -62,6 +65,8 @@ def test_a_narrated_state_is_still_a_claim(chain: str, wrong: str) -> None:
         "A variant that keeps the flag:\n    result = helper(text,\n        lower=7)",
         # A header missing its colon still heads the indented body below it.
         "Consider this version:\nfor c in text\n    out = 'zz'",
+        # A fence of code that mostly does not parse is still a fence of code.
+        "```python\nout = list(text.upper()\nprint(out\nlower = 9\n```",
         # The prompt's template with a placeholder for the value.
         "To test it:\nassert g(text, lower=5) == <value>\n",
     ],

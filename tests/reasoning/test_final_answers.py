@@ -291,3 +291,22 @@ def test_a_test_of_another_shape_after_the_answer_does_not_hide_it() -> None:
     assert flagged(result) == "assert f([3, 4]) == [6, 9]"
     right = chain.replace("[6, 9]", "[6, 8]")
     assert align_text(right, run()).first_divergence is None
+
+
+def test_a_string_answer_written_bare_in_backticks() -> None:
+    """Small models drop the quotes of a string result: "the output is `BAD`"."""
+    code = "def f(s):\n    return s.upper()"
+    tr = run(code, "f('tag')")
+    result = align_text("It upper-cases each letter, so the output is `TAB`.", tr)
+    assert flagged(result) == "the output is `TAB`"
+    assert result.first_divergence is not None and result.first_divergence.true_value == "'TAG'"
+    for fine in (
+        "It upper-cases each letter, so the output is `TAG`.",
+        "It upper-cases the letters, so the result is `s` in capitals.",  # a name, not a value
+        "Each letter is raised, and the result is `upper` applied to s.",
+        "The answer is `s`.",
+    ):
+        assert align_text(fine, tr).first_divergence is None, fine
+    # Only where f's result is a string: a bare word says nothing about a number.
+    tr_n = run("def f(s):\n    return len(s)", "f('tag')")
+    assert align_text("Counting them, the output is `three`.", tr_n).first_divergence is None

@@ -40,6 +40,7 @@ from cruxtui.core.reasoning.final_answer import (
     names_a_call,
     tests_another_call,
     type_claims,
+    word_answers,
 )
 from cruxtui.core.reasoning.prose_claims import (
     answer_questions,
@@ -249,6 +250,7 @@ def _answers(
     found = [c for c in forms if c not in in_code] + comments
     prose = blank(work, spans)[:body_end]
     found += type_claims(prose) + namely_returns(prose)
+    found += word_answers(prose, frozenset(names))
     if not has_block:
         # In code, only a test of a call written out (`assert f('ab') == 'ba'`, not
         # `assert f(x) == y`), of the traced call's shape, can be the answer.

@@ -104,12 +104,15 @@ def _listed_values(
     return [(s, e) for (s, e, _), what in zip(lines, kind, strict=True) if what == "listed"]
 
 
-def _all_reports(stripped: str) -> bool:
+def _all_reports(stripped: str, states_only: bool = False) -> bool:
+    """Is every statement a report of values? `states_only`: bindings only (`x = 5`,
+    `counts[2] = 3`), not an assertion (a test) or a comparison."""
     try:
         body = safe_ast.parse(stripped).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return bool(body) and all(reports_values(n) for n in body)
+    kinds = (ast.Assign, ast.AnnAssign) if states_only else (ast.stmt,)
+    return bool(body) and all(reports_values(n) and isinstance(n, kinds) for n in body)
 
 
 def _is_statement_of_names(stripped: str) -> bool:
@@ -166,8 +169,12 @@ def _is_code_block(block: str) -> bool:
     if lines and re.match(r"\s*(```|~~~)", lines[-1]):
         lines = lines[:-1]
     body = "\n".join(lines).replace("??", "None")
-    if not body.strip() or parses(body):
+    if not body.strip():
         return True
+    if parses(body):
+        # Only values stated, nothing computed (`counts[2] = 3` / `counts[5] = 1`): a trace
+        # written in a fence, read like prose.
+        return not _all_reports(body, states_only=True)
     code = total = 0
     k = 0
     while k < len(lines):
@@ -177,7 +184,8 @@ def _is_code_block(block: str) -> bool:
             continue
         group = statement_group(lines, k)
         indent = len(line) - len(line.lstrip())
-        if group > 1 or reads_as_code(line.strip(), indent) or _HEADER.match(line.strip()):
+        src = line.strip().replace("??", "None")
+        if group > 1 or parses(src) or reads_as_code(src, indent) or _HEADER.match(src):
             code += group
         total += group
         k += group

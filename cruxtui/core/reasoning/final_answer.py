@@ -28,6 +28,7 @@ read by `prose_claims`.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from typing import Any
 
@@ -242,6 +243,40 @@ def namely_returns(text: str) -> list[Claim]:
         got = _value_at(text, m.end())
         if got is not None and text[got[0] : got[0] + 1] == ")":
             out.append(Claim(RETURN, text[m.start() : got[0]], got[1], start=m.start(), end=got[0]))
+    return out
+
+
+_WORD_ANSWER = re.compile(
+    r"(?:^|(?<=[.!?:]\s)|(?<=\n)|\b(?:that|so|thus|hence|and),?\s+)(?P<p>(?:the\s+|its\s+)?(?:final\s+)?"
+    r"(?:output|result|answer|return\s+value))"
+    r"(?:\s+(?:returned\s+)?(?:by|of)\s+`?f\([^\n`]*?\)`?)?\s+(?:is|will\s+be|would\s+be)\s*:?\s*"
+    r"`(?P<v>[^`'\"\n()\[\]{}=<>#]*[A-Za-z][^`'\"\n()\[\]{}=<>#]*)`",
+    re.I,
+)
+_PYTHON_WORDS = frozenset(
+    dir(str) + dir(list) + dir(dict) + dir(set) + dir(__builtins__) + ["f", "true", "false", "none"]
+)
+
+
+def word_answers(text: str, names: frozenset[str] = frozenset()) -> list[Claim]:
+    """ "You'll find that output is `ykdfhp`": a small model writes a string result bare in
+    backticks, without its quotes. Read as that string — but only inferred (judged where f's
+    result is a string), and never when the backticked word is a name: a variable of f, a
+    method, a builtin, a keyword (`text`, `join`, `assert`) is a subject, not a value."""
+    out = []
+    for m in _WORD_ANSWER.finditer(text):
+        word = m.group("v").strip()
+        if not word or is_literal(word) or word.lower() in _WORD_CONSTANTS:
+            continue
+        tokens = re.findall(r"\w+", word)
+        if any(t in names or t in _PYTHON_WORDS or keyword.iskeyword(t) for t in tokens):
+            continue
+        if not _END_OF_VALUE.match(text, m.end()):
+            continue
+        claim = Claim(RETURN, text[m.start("p") : m.end()], repr(word))
+        claim.start, claim.end = m.start("p"), m.end()
+        claim.inferred = True  # judged only where f's result is a string
+        out.append(claim)
     return out
 
 

@@ -152,9 +152,7 @@ def reports_values(node: ast.stmt) -> bool:
     literal result (the answer form). A chain narrating a state writes exactly these."""
     if isinstance(node, ast.Assign):
         targets_ok = all(
-            isinstance(t, ast.Name)
-            or isinstance(t, ast.Tuple)
-            and all(isinstance(e, ast.Name) for e in t.elts)
+            _named(t) or isinstance(t, ast.Tuple) and all(_named(e) for e in t.elts)
             for t in node.targets
         )
         return targets_ok and is_literal_node(node.value)
@@ -168,6 +166,13 @@ def reports_values(node: ast.stmt) -> bool:
             and is_literal_node(test.comparators[0])
         )
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Compare)
+
+
+def _named(target: ast.expr) -> bool:
+    """A name, or an item of one at a literal key (`counts[5]`): what a narrated state binds."""
+    if isinstance(target, ast.Subscript):
+        return isinstance(target.value, ast.Name) and is_literal_node(target.slice)
+    return isinstance(target, ast.Name)
 
 
 def is_literal_node(node: ast.expr) -> bool:

@@ -116,9 +116,85 @@ def table_rows(text: str, facts: CodeFacts) -> dict[int, list[Claim]]:
     return out
 
 
+_VALUE_HEADER = re.compile(r"(?:value|result|gives|evaluates\s+to|=|->|→)", re.I)
+_SUBJECT_HEADER = re.compile(
+    r"(?:variable|var|name|expression|expr|check|condition|test|call|what|quantity|item)s?", re.I
+)
+_REMARK = re.compile(r"\s*(?:\(.*\)|(?:→|->|=>)\s*[A-Za-z].*)$")
+
+
+def _key_value(headers: list[str]) -> tuple[int, int] | None:
+    """A table that lists subjects and their values (`| variable | value |`, `| check | value |`,
+    `| step | expression | value |`): the columns of the subject and of the value."""
+    names = [h.strip().strip("`*").strip() for h in headers]
+    values = [i for i, h in enumerate(names) if _VALUE_HEADER.fullmatch(h)]
+    subjects = [i for i, h in enumerate(names) if _SUBJECT_HEADER.fullmatch(h)]
+    if len(values) != 1 or len(subjects) != 1:
+        return None
+    return subjects[0], values[0]
+
+
+def _stated_value(cell: str) -> str | None:
+    """The value a value cell states: a literal, bare or with a remark after it ("0 (counting
+    from the right)", "False → exit"), or the result of a worked expression ("1 - 0 - 1 = 0")."""
+    value = cell.strip().strip("`").strip()
+    if is_literal(value):
+        return value
+    bare = _REMARK.sub("", value).strip().strip("`")
+    if bare != value and is_literal(bare):
+        return bare
+    if "=" in value and not re.search(r"[=!<>]=", value):
+        last = value.rsplit("=", 1)[1].strip().strip("`")
+        work = value.rsplit("=", 1)[0]
+        if is_literal(last) and _literals_only(work):
+            return last
+    return None
+
+
+def _literals_only(src: str) -> bool:
+    try:
+        tree = safe_ast.parse(src.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    return not any(isinstance(n, ast.Name | ast.Call | ast.Attribute) for n in ast.walk(tree))
+
+
+def _key_value_claim(
+    subject: tuple[int, str], value: tuple[int, str], facts: CodeFacts
+) -> Claim | None:
+    """A row of a subject/value table: the subject cell names a variable of f (also as
+    `name = expr`, the name being what is stated) or an expression over the frame (its worked
+    form after `=` or `→` dropped: "len(old) = len('va')", "m >= index → 0 >= 1")."""
+    offset, cell = value
+    stated = _stated_value(cell)
+    if stated is None:
+        return None
+    src = subject[1].strip().strip("`").strip()
+    src = re.split(r"\s+(?:→|->|=>)\s+", src)[0].strip()
+    m = re.fullmatch(r"([A-Za-z_]\w*)\s*=(?!=).*", src)
+    if m and m.group(1) in facts.names:
+        src = m.group(1)
+    elif re.search(r"(?<![=!<>])=(?!=)", src):
+        src = re.split(r"(?<![=!<>])=(?!=)", src)[0].strip()
+    end = offset + len(cell)
+    if re.fullmatch(r"[A-Za-z_]\w*", src):
+        if src not in facts.names:
+            return None
+        return Claim(BINDING, cell, stated, name=src, start=offset, end=end)
+    expr = resolve_expression(src, facts)
+    if expr is None:
+        return None
+    if stated in ("True", "False"):
+        return Claim(CONDITION, cell, stated, name=expr, condition=expr, start=offset, end=end)
+    return Claim(EXPRESSION, cell, stated, name=expr, start=offset, end=end)
+
+
 def _row_claims(headers: list[str], cells: list[tuple[int, str]], facts: CodeFacts) -> list[Claim]:
     if len(cells) != len(headers):
         return []
+    if (kv := _key_value(headers)) is not None:
+        claim = _key_value_claim(cells[kv[0]], cells[kv[1]], facts)
+        return [claim] if claim is not None else []
     row_values: dict[str, str] = {}
     columns = []
     for header, (_, cell) in zip(headers, cells, strict=True):
