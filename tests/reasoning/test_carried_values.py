@@ -73,7 +73,7 @@ def test_hypotheticals_code_calls_and_operands_are_not_where_a_value_enters() ->
     tr = run(INITIALS, "f(['apple', 'kiwi', 'fig'])")
     text = (
         "If the last word were 'gig', the result would be 'akg'.\n\n"
-        "```python\nout = 'akg'\n```\n\n"
+        "```python\nif words[-1] == 'gig':\n    out = 'akg'\n```\n\n"
         "Comparing, 'akg' == 'akh' is False, and g('akg') does not matter. The letters are "
         "a, k and g, so f returns 'akg'."
     )
