@@ -13,8 +13,8 @@ traced and the chain aligned; then
   indented block that is Python, a line of `f` quoted), found here independently of the parser,
   and is not the labelled slip (goal: none);
 
-reported for the tuning and the held-out parts separately, overall, per style and per error
-kind. The held-out part is only ever reported in aggregate: `--show` prints chains of the
+reported for the tuning and the held-out parts separately, overall, per style, per writer (and
+collection) and per error kind. The held-out part is only ever reported in aggregate: `--show` prints chains of the
 tuning part alone. A last line checks scratchpads: the one a perfect model writes
 (`prompts.scratchpad_from_trace`) must not alarm, and one flipped condition must be found there.
 
@@ -123,11 +123,18 @@ def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict
     return out
 
 
+def source(row: dict) -> str:
+    """Who wrote a chain, and in which collection: the id's `<writer>-<style>-<n>` less its style
+    and number (`writer-c`, `smollm2-135m-b`), so chains written in a later round are reported
+    apart from the ones the aligner has been measured on before."""
+    return row["id"].removesuffix(f"-{row['style']}-{row['id'].rsplit('-', 1)[-1]}")
+
+
 def report(part: str, records: list[dict]) -> dict[str, float]:
     groups: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for rec in records:
         row = rec["row"]
-        keys = ["all", f"style {row['style']}"]
+        keys = ["all", f"style {row['style']}", f"writer {source(row)}"]
         if not row["correct"]:
             keys.append(f"kind {row['first_error']['kind']}")
         for key in keys:
