@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         from cruxtui.core.reasoning.model_extract import extract_with
 
         extraction = extract_with(args.extract_with, chain, tr.code, args.extract_model)
-    result = align(chain, tr)
+    result = align(chain, tr, target=sample.output if args.task == "input" else None)
     if args.json:
         out = {
             "sample": sample.id,
@@ -179,7 +179,8 @@ def _print_report(sid: str, call: str, why: str, tr: Trace, result: Alignment) -
             if j.claim.retracted:
                 cell.append("  (retracted)", style="dim")
             if j.verdict == "contradicted":
-                cell.append(f"  (true: {j.true_value})", style="red")
+                shown = j.true_value if j.true_value is not None else j.note
+                cell.append(f"  (true: {shown})", style="red")
         pos = result.positions[step.index]
         table.add_row(str(step.index), "" if pos is None else str(pos), Text(step.text), cell)
     console.print(table)
@@ -195,6 +196,10 @@ def _print_report(sid: str, call: str, why: str, tr: Trace, result: Alignment) -
         line = Text("First divergence", style="bold red")
         line.append(
             f" at reasoning step {div.step} (trace step {div.trace_step}): {div.claim.text!r} "
-            f"claims {div.claim.value}, but the true value is {div.true_value}."
+            + (
+                f"claims {div.claim.value}, but the true value is {div.true_value}."
+                if div.true_value is not None
+                else f"states {div.claim.value}: {div.note}."
+            )
         )
         console.print(line)

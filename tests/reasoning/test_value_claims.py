@@ -361,3 +361,17 @@ def test_a_range_listed_item_by_item_is_not_its_first_number() -> None:
     quiet("range(len(a)) gives 0, 1, 2, so the loop runs 3 times and a = [2, 4, 6].", tr)
     wrong = "range(len(a)) gives 0, 1, 2, 3, so every item is doubled."
     assert (flagged(align_text(wrong, tr), wrong) or "").startswith("range(len(a)) gives")
+
+
+# Tables drop the quotes of short strings --------------------------------------------------------
+
+
+def test_a_bare_digit_in_a_table_column_of_characters_is_that_character() -> None:
+    """A column of characters reads a, b, 1: the `1` is the string '1' written bare (whatever the
+    chain's answer); a cell that gives another value is still a slip."""
+    code = "def f(s):\n    n = 0\n    for ch in s:\n        if ch.isdigit():\n            n += int(ch)\n    return n\n"
+    tr = run(code, "f('x7y')")
+    table = "| ch | n |\n|---|---|\n| x | 0 |\n| 7 | 7 |\n| y | 7 |\n\nn ends at 7."
+    quiet(table, tr)
+    wrong = "| ch | n |\n|---|---|\n| x | 0 |\n| 8 | 8 |\n| y | 8 |\n\nn ends at 8."
+    assert flagged(align_text(wrong, tr), wrong) == "8"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cruxtui.core.reasoning.answer_bar import raise_the_bar
+from cruxtui.core.reasoning.carried_values import carry_back
 from cruxtui.core.reasoning.chain_parse import parse_chain
 from cruxtui.core.reasoning.claim_judge import (
     CONSISTENT,
@@ -32,6 +33,7 @@ from cruxtui.core.reasoning.claim_types import RETURN, Chain, Claim
 from cruxtui.core.reasoning.code_facts import code_facts
 from cruxtui.core.reasoning.final_answer import final_claim, other_calls
 from cruxtui.core.reasoning.frame_eval import ClaimValues
+from cruxtui.core.reasoning.run_values import RunValues
 from cruxtui.core.reasoning.step_placement import place, step_line, step_scores
 from cruxtui.core.reasoning.trace_positions import positions
 
@@ -129,8 +131,10 @@ def align(chain: Chain, trace: Any, sandbox: Any = None, target: str | None = No
         scores = [[v if pos.top[k] else 0.0 for k, v in enumerate(row)] for row in scores]
     placed = place(scores, n)
     judgements = Judge(chain, trace, shape, pos, placed, lines, values).run()
-    judgements = raise_the_bar(chain, trace, shape, pos, values, judgements, target)
+    run_values = RunValues(trace, pos, values)
+    judgements = raise_the_bar(chain, trace, shape, pos, values, run_values, judgements, target)
     where = [trace.steps[p].index if p is not None else None for p in placed]
+    judgements = carry_back(chain, run_values, judgements, where, target)
     return Alignment(chain, trace, where, judgements)
 
 

@@ -24,7 +24,6 @@ A contradiction short of that becomes unverifiable, with a note that says which 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from cruxtui.core.reasoning.claim_judge import CONSISTENT, CONTRADICTED, UNVERIFIABLE, Judgement
@@ -47,6 +46,7 @@ from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.final_answer import TYPE_PREFIX
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
 from cruxtui.core.reasoning.literal_scan import OPAQUE, literal_value, value_key
+from cruxtui.core.reasoning.run_values import RunValues, distinctive, squeeze
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
 from cruxtui.core.util import safe_ast
 
@@ -82,56 +82,6 @@ def answer_right(chain: Chain, trace: Any, judgements: list[Judgement], target: 
     return final.verdict == CONSISTENT
 
 
-class RunValues:
-    """Every value the run held, by subject: each variable at each position, each sub-expression
-    the tracer recorded, each expression the chain names, f's result."""
-
-    def __init__(self, trace: Any, pos: Positions, values: ClaimValues) -> None:
-        self.by_subject: dict[str, set[object]] = {}
-        self.types: dict[str, set[type]] = {}
-        for env in pos.env:
-            for name, rep in env.items():
-                self._add(f"var:{name}", rep)
-        for row in pos.computed:
-            for src, rep in row.items():
-                self._add(f"expr:{src}", rep)
-        for expr, row_values in values.table.items():
-            for held in row_values:
-                if held is not None:
-                    self._add(f"expr:{_squeeze(expr)}", held)
-        if trace.return_repr is not None:
-            self._add("return", trace.return_repr)
-
-    def _add(self, subject: str, rep: str) -> None:
-        keys = self.by_subject.setdefault(subject, set())
-        key = value_key(rep)
-        if key is OPAQUE or key in keys:
-            return
-        keys.add(key)
-        obj = literal_value(rep)
-        self.types.setdefault(subject, set()).add(type(obj))
-
-    def held_by_others(self, want: object, own: Iterable[str]) -> bool:
-        mine = set(own)
-        return any(want in keys for s, keys in self.by_subject.items() if s not in mine)
-
-    def any_empty_but(self, own: Iterable[str]) -> bool:
-        mine = set(own)
-        empties = {value_key(x) for x in ("''", "[]", "()", "{}", "set()")}
-        return any(keys & empties for s, keys in self.by_subject.items() if s not in mine)
-
-
-def _distinctive(value: str) -> bool:
-    """Strings and containers: a number or a truth value is held by many subjects by chance
-    (counts, indices, lengths), so finding it elsewhere says nothing about which one was meant."""
-    obj = literal_value(value)
-    return not isinstance(obj, bool | int | float | complex) and obj is not None
-
-
-def _squeeze(src: str) -> str:
-    return src.replace(" ", "")
-
-
 def _names_read(src: str) -> set[str] | None:
     import ast
 
@@ -152,9 +102,10 @@ class AnswerBar:
         shape: CodeFacts,
         pos: Positions,
         values: ClaimValues,
+        run_values: RunValues | None = None,
     ) -> None:
         self.chain, self.trace, self.shape, self.pos, self.values = chain, trace, shape, pos, values
-        self.run_values = RunValues(trace, pos, values)
+        self.run_values = run_values or RunValues(trace, pos, values)
         self.step_of = {id(c): s for s in chain.steps for c in s.claims}
 
     def apply(self, judgements: list[Judgement]) -> list[Judgement]:
@@ -199,7 +150,7 @@ class AnswerBar:
             if not self._when_said(step, claim):
                 return f"the subject is {claim.value} elsewhere in the run"
             return None
-        if _distinctive(claim.value) and self.run_values.held_by_others(want, own):
+        if distinctive(claim.value) and self.run_values.held_by_others(want, own):
             return f"{claim.value} is a value the run holds elsewhere"
         types = self.run_values.types.get(own[0], set())
         if (
@@ -266,7 +217,7 @@ class AnswerBar:
         if claim.kind == RETURN:
             return ["return"]
         expr = subject_expression(claim) or claim.name or ""
-        return [f"expr:{_squeeze(expr)}"]
+        return [f"expr:{squeeze(expr)}"]
 
     def _own_outcomes(self, claim: Claim) -> set[str]:
         """The truth values this condition takes anywhere in the run."""
@@ -282,10 +233,11 @@ def raise_the_bar(
     shape: CodeFacts,
     pos: Positions,
     values: ClaimValues,
+    run_values: RunValues,
     judgements: list[Judgement],
     target: str | None = None,
 ) -> list[Judgement]:
     """The judgements, with the weak contradictions of a chain whose answer is right demoted."""
     if not answer_right(chain, trace, judgements, target):
         return judgements
-    return AnswerBar(chain, trace, shape, pos, values).apply(judgements)
+    return AnswerBar(chain, trace, shape, pos, values, run_values).apply(judgements)

@@ -58,6 +58,11 @@ _HYPOTHETICAL = re.compile(
 )
 
 
+def is_hypothetical(sentence: str) -> bool:
+    """Does the sentence speak of another run ("if it were ...", "one might think ...")?"""
+    return bool(_HYPOTHETICAL.search(sentence))
+
+
 @dataclass
 class Judgement:
     """The verdict on one claim, and where in the trace it was checked."""
@@ -127,7 +132,7 @@ class Judge:
             last = self.anchors[step.index] or last
         out: list[Judgement] = []
         for step in self.chain.steps:
-            hypothetical = bool(_HYPOTHETICAL.search(step.text))
+            hypothetical = is_hypothetical(step.text)
             for claim in step.claims:
                 j = self._judge(step, claim)
                 if claim.kind == BINDING and j.verdict == CONSISTENT and j.trace_step is not None:
@@ -315,6 +320,15 @@ class Judge:
         """A binding or an expression: its subject's value where the step speaks of. A claim
         whose subject was inferred from the sentence can agree, never contradict."""
         j = self._valued_verdict(step, claim)
+        if j.verdict == CONTRADICTED and self._unquoted_cell(claim, j.true_value):
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                j.trace_step,
+                j.true_value,
+                "a table cell written without quotes",
+            )
         if j.verdict == CONTRADICTED and self._mid_line(step, claim):
             return Judgement(
                 step.index,
@@ -340,6 +354,16 @@ class Judge:
                 "the value it has a step away",
             )
         return j
+
+    def _unquoted_cell(self, claim: Claim, true: str | None) -> bool:
+        """A table cell `1` where the subject holds the string '1': tables drop the quotes of
+        short strings (a column of characters reads `a`, `b`, `1`), so the number is that
+        string written bare, not a slip of type."""
+        text = self.chain.text
+        head = text[text.rfind("\n", 0, max(claim.start, 0)) + 1 : claim.start]
+        if not head.lstrip().startswith("|") or true is None:
+            return False
+        return literal_value(true) == claim.value.strip()
 
     def _near_miss(self, step: ReasoningStep, claim: Claim) -> bool:
         if claim.phase_end or claim.value in ("True", "False"):

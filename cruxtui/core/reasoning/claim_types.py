@@ -20,6 +20,9 @@ CONDITION = "condition"
 RETURN = "return"
 """f's result: the final answer, "the function returns 'ab'"."""
 RAISE = "raise"
+CARRIED = "carried"
+"""A value the chain first states here and carries on to a claim the run contradicts, though the
+program never computes it (`carried_values`)."""
 ITERATION = "iteration"
 """The loop reaches its N-th iteration ("in the third iteration")."""
 LOOP_COUNT = "loop_count"
@@ -91,6 +94,8 @@ class Claim:
             return f"iteration {self.value}"
         if self.kind == LOOP_VALUES:
             return f"{self.name} takes {self.value}"
+        if self.kind == CARRIED:
+            return f"{self.value} (never computed)"
         return f"loop runs {self.value} times"
 
 

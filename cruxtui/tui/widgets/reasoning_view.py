@@ -174,7 +174,9 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
         for j in self.alignment.judgements_of(index):
             mark, style = _MARK[j.verdict]
             text.append(f"\n   {mark} {j.claim.describe()}", style=style)
-            if j.verdict == CONTRADICTED:
+            if j.verdict == CONTRADICTED and j.true_value is None:
+                text.append(f"  {j.note}", style="bold red")  # a carried value: no true one
+            elif j.verdict == CONTRADICTED:
                 text.append(f"  true: {j.true_value}", style="bold red")
             elif j.claim.kind == "expression" and j.true_value is not None:
                 text.append(f"  = {j.true_value} in the run", style="cyan")

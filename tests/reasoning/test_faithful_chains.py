@@ -1,0 +1,481 @@
+"""Correct chains of thought written for the test, over small functions written for it, in
+the styles people and models use (numbered, terse, markdown, narrative, tables, short answers,
+thinking, code-heavy). Every claim in them is true of the run; each sits where a reader that
+misplaces a value, attaches it to the wrong subject, reads progress as the result or takes a
+table's bare characters for numbers would raise a false alarm. None may raise one."""
+
+from __future__ import annotations
+
+import pytest
+
+from cruxtui.core.reasoning.alignment import align_text
+from cruxtui.core.sandbox.jobs import tracer
+from cruxtui.core.trace.steps import Trace, from_wire
+
+
+def run(code: str, call: str) -> Trace:
+    return from_wire(code, call, tracer.run(code, call))
+
+
+WORDS = (
+    "def f(words):\n"
+    "    out = []\n"
+    "    for w in words:\n"
+    "        if len(w) > 2:\n"
+    "            out.append(w.upper())\n"
+    "    return out\n"
+)
+DIGITS = (
+    "def f(s):\n"
+    "    total = 0\n"
+    "    for ch in s:\n"
+    "        if ch.isdigit():\n"
+    "            total += int(ch)\n"
+    "    return total\n"
+)
+ROTATE = (
+    "def f(nums, k):\n"
+    "    nums = sorted(nums)\n"
+    "    left = nums[:k]\n"
+    "    right = nums[k:]\n"
+    "    return right + left\n"
+)
+LSTRIP = (
+    "def f(text):\n"
+    "    i = 0\n"
+    "    while i < len(text) and text[i] == ' ':\n"
+    "        i += 1\n"
+    "    return text[i:]\n"
+)
+FLIP = "def f(d):\n    keys = list(d)\n    keys.reverse()\n    return {k: d[k] for k in keys}\n"
+PARITY = (
+    "def f(s, c):\n"
+    "    n = s.count(c)\n"
+    "    if n % 2 == 0:\n"
+    "        return s.replace(c, '')\n"
+    "    return s + c * n\n"
+)
+GLUE = "def f(xs):\n    acc = ''\n    for x in xs:\n        acc = acc + str(x)\n    return acc\n"
+HAIL = (
+    "def f(n):\n"
+    "    steps = 0\n"
+    "    while n != 1:\n"
+    "        n = n // 2 if n % 2 == 0 else 3 * n + 1\n"
+    "        steps += 1\n"
+    "    return steps\n"
+)
+ZIPPER = (
+    "def f(a, b):\n"
+    "    m = min(len(a), len(b))\n"
+    "    res = []\n"
+    "    for i in range(m):\n"
+    "        res.append(a[i] + b[i])\n"
+    "    return ''.join(res)\n"
+)
+MOVE = "def f(lst):\n    lst.insert(1, lst.pop())\n    return lst\n"
+
+FAITHFUL = [
+    (
+        WORDS,
+        "f(['ab', 'cde', 'xy', 'fghi'])",
+        "The first word 'ab' is too short. 'cde' has 3 letters, so it goes in as 'CDE'; 'xy' is "
+        "skipped; 'fghi' is upper-cased to 'FGHI'. The result is ['CDE', 'FGHI'].",
+    ),
+    (
+        WORDS,
+        "f(['ab', 'cde', 'xy', 'fghi'])",
+        "- `w = 'ab'`: `len(w)` is 2, not more than 2, skip\n"
+        "- `w = 'cde'`: 3 > 2 → `out = ['CDE']`\n"
+        "- `w = 'xy'`: skip\n"
+        "- `w = 'fghi'`: `out` becomes `['CDE', 'FGHI']`\n\n"
+        "**Answer:** `['CDE', 'FGHI']`",
+    ),
+    (
+        WORDS,
+        "f(['ab', 'cde', 'xy', 'fghi'])",
+        "We walk the list. After 'cde' the output is ['CDE']. Nothing happens for 'xy'. Then "
+        "'fghi' is long enough too, so the list ends as ['CDE', 'FGHI'], and that is returned.",
+    ),
+    (
+        DIGITS,
+        "f('a1b23')",
+        "The string 'a1b23' has five characters. The second one, '1', is a digit, so total "
+        "becomes 1. The fourth and fifth, '2' and '3', bring it to 3 and then 6. So total is 6 "
+        "and that is what f gives back.",
+    ),
+    (
+        DIGITS,
+        "f('a1b23')",
+        "digits are 1, 2 and 3, they sum to 6, letters are ignored, so f('a1b23') returns 6.",
+    ),
+    (
+        DIGITS,
+        "f('a1b23')",
+        "<think>\nLoop over 'a1b23'. 'a' no. '1' yes, total 1. 'b' no. '2' → total = 3. '3' → "
+        "total = 6. Hmm, int('3') is 3, right, yes.\n</think>\n\n6",
+    ),
+    (
+        ROTATE,
+        "f([5, 2, 9, 1], 1)",
+        "<think>\nsorted gives [1, 2, 5, 9]. k is 1 so left is [1] and right is [2, 5, 9]. "
+        "right + left... that's [2, 5, 9, 1]. Let me double check the slice: nums[:1] is just "
+        "the first element, yes [1].\n</think>\n\n[2, 5, 9, 1]",
+    ),
+    (
+        ROTATE,
+        "f([5, 2, 9, 1], 1)",
+        "Let's execute the code step by step:\n"
+        "1. nums is [5, 2, 9, 1] and k is 1.\n"
+        "2. After sorting, nums = [1, 2, 5, 9].\n"
+        "3. left = nums[:1] = [1].\n"
+        "4. right = nums[1:] = [2, 5, 9].\n"
+        "5. The function returns right + left = [2, 5, 9, 1].\n"
+        "[ANSWER] assert f([5, 2, 9, 1], 1) == [2, 5, 9, 1] [/ANSWER]",
+    ),
+    (
+        LSTRIP,
+        "f('   hi ')",
+        "1. text = '   hi ', i = 0.\n"
+        "2. text[0] is ' ', so i = 1.\n"
+        "3. text[1] is a space too, i = 2.\n"
+        "4. text[2] is a space, i = 3.\n"
+        "5. text[3] is 'h', the loop stops.\n"
+        "6. We return text[3:], which is 'hi '.",
+    ),
+    (
+        LSTRIP,
+        "f('   hi ')",
+        "Three leading spaces are skipped, so the loop runs 3 times and i ends at 3; the "
+        "trailing space stays. Output: 'hi '",
+    ),
+    (
+        FLIP,
+        "f({'a': 1, 'b': 2})",
+        "Reversing the keys gives ['b', 'a'], so the dict is rebuilt as {'b': 2, 'a': 1}. The "
+        "answer is {'b': 2, 'a': 1}.",
+    ),
+    (
+        FLIP,
+        "f({'a': 1, 'b': 2})",
+        "keys starts as ['a', 'b'] and after keys.reverse() it is ['b', 'a']. The comprehension "
+        "maps each key back to its value in d, so we get {'b': 2, 'a': 1}.",
+    ),
+    (
+        PARITY,
+        "f('banana', 'a')",
+        "'banana' contains 'a' three times, so n = 3. 3 is odd, so the replace branch is not "
+        "taken; instead we return s + c * n, that is 'banana' + 'aaa' = 'bananaaaa'.",
+    ),
+    (
+        PARITY,
+        "f('banana', 'a')",
+        "```python\nn = s.count(c)      # 3\nif n % 2 == 0:      # 3 % 2 == 1, False\n"
+        "    ...\nreturn s + c * n    # 'banana' + 'aaa'\n```\n\n"
+        "`c * n` is `'aaa'`, so the result is `'bananaaaa'`.\n\n**Answer:** 'bananaaaa'",
+    ),
+    (
+        GLUE,
+        "f([4, 0, 7])",
+        "| x | acc |\n|---|---|\n| 4 | '4' |\n| 0 | '40' |\n| 7 | '407' |\n\nSo f returns '407'.",
+    ),
+    (
+        GLUE,
+        "f([4, 0, 7])",
+        "str(4) is '4', so acc is '4'; then '0' is added to give '40', and '7' to give '407'. "
+        "The function returns '407'.",
+    ),
+    (
+        HAIL,
+        "f(6)",
+        "Starting from 6: it is even, so it halves to 3 (steps = 1). 3 is odd: 3 * 3 + 1 = 10 "
+        "(steps = 2). Then 5, 16, 8, 4, 2 and finally 1, taking 8 steps in all. The function "
+        "returns 8.",
+    ),
+    (
+        HAIL,
+        "f(6)",
+        "n goes 6, 3, 10, 5, 16, 8, 4, 2, 1 — that's 8 moves, so steps ends at 8. Answer: 8",
+    ),
+    (
+        ZIPPER,
+        "f('abc', 'xy')",
+        "- `m = min(3, 2) = 2`\n"
+        "- `i = 0`: `'a' + 'x'` → `res = ['ax']`\n"
+        "- `i = 1`: `'b' + 'y'` → `res = ['ax', 'by']`\n"
+        "- joined: `'axby'`\n\n**Answer:** `'axby'`",
+    ),
+    (
+        ZIPPER,
+        "f('abc', 'xy')",
+        "The shorter string has 2 characters, so only the first two positions pair up: 'a' "
+        "with 'x' and 'b' with 'y'. The 'c' is dropped. Joining the pairs gives 'axby'.",
+    ),
+    (
+        MOVE,
+        "f([1, 2, 3, 4])",
+        "pop() takes off the 4, leaving [1, 2, 3], and insert(1, 4) puts it back at index 1: "
+        "[1, 4, 2, 3]. That list is returned.",
+    ),
+    (
+        MOVE,
+        "f([1, 2, 3, 4])",
+        "lst.pop() returns 4 and lst is now [1, 2, 3]. Then 4 is inserted at position 1, so "
+        "lst = [1, 4, 2, 3], which is returned.",
+    ),
+]
+
+FAITHFUL += [
+    (
+        WORDS,
+        "f(['ab', 'cde', 'xy', 'fghi'])",
+        "In short, out will be ['CDE', 'FGHI']. Let's check: 'ab' has length 2, which fails the "
+        "test, 'cde' passes and out = ['CDE'], 'xy' fails, and 'fghi' passes, so out = "
+        "['CDE', 'FGHI']. The function returns ['CDE', 'FGHI'].",
+    ),
+    (
+        LSTRIP,
+        "f('   hi ')",
+        "The loop skips over the leading blanks one by one: i = 1, i = 2, i = 3. At index 3 "
+        "there is an 'h', so it stops, and the remaining text is 'hi '. f returns 'hi '.",
+    ),
+    (
+        ROTATE,
+        "f([5, 2, 9, 1], 1)",
+        "sorted(nums) is [1, 2, 5, 9]. The first k = 1 element goes to the back: once the 1 is "
+        "taken off, what is left is [2, 5, 9], and the 1 is appended to it. Result: "
+        "[2, 5, 9, 1].",
+    ),
+    (
+        ROTATE,
+        "f([5, 2, 9, 1], 1)",
+        "right + left = [2, 5, 9] + [1] = [2, 5, 9, 1], which is the output. Note the input "
+        "nums is [5, 2, 9, 1]; sorted() builds a new list rather than sorting it in place.",
+    ),
+    (
+        PARITY,
+        "f('banana', 'a')",
+        "n = 3, an odd count. Had n been even, the function would return 'bnn'. Since it is odd, "
+        "the answer is 'banana' followed by three more a's: 'bananaaaa'.",
+    ),
+    (
+        GLUE,
+        "f([4, 0, 7])",
+        "Each number is turned into its digit and glued on: acc goes '' → '4' → '40' → '407'. "
+        "The final acc is '407'.",
+    ),
+    (
+        GLUE,
+        "f([4, 0, 7])",
+        "<think>\nacc starts empty. x = 4: acc = '4'. x = 0: acc = '40' — wait, is 0 falsy a "
+        "problem? No, str(0) is '0', it's just concatenated. x = 7: acc = '407'.\n</think>\n\n"
+        "The output is '407'.",
+    ),
+    (
+        HAIL,
+        "f(6)",
+        "| step | n |\n|---|---|\n| 0 | 6 |\n| 1 | 3 |\n| 2 | 10 |\n| 3 | 5 |\n| 4 | 16 |\n"
+        "| 5 | 8 |\n| 6 | 4 |\n| 7 | 2 |\n| 8 | 1 |\n\nn reaches 1 after 8 steps, so f(6) = 8.",
+    ),
+    (
+        HAIL,
+        "f(6)",
+        "The loop body runs 8 times. The largest value n reaches is 16, and the odd values on "
+        "the way are 3 and 5. steps is 8 at the end.",
+    ),
+    (
+        ZIPPER,
+        "f('abc', 'xy')",
+        "len(a) is 3 and len(b) is 2, so m is 2 and i takes the values 0 and 1. a[0] + b[0] is "
+        "'ax', a[1] + b[1] is 'by'. res = ['ax', 'by'] and ''.join(res) is 'axby'.",
+    ),
+    (
+        ZIPPER,
+        "f('abc', 'xy')",
+        "Interleave until one runs out: the pairs are 'ax' and 'by', and the join of the list "
+        "is 'axby'. So the answer is 'axby'.",
+    ),
+    (
+        MOVE,
+        "f([1, 2, 3, 4])",
+        "The last element, 4, moves to index 1. Everything from the old index 1 on shifts "
+        "right by one, so 2 is now at index 2 and 3 at index 3. The list is [1, 4, 2, 3].",
+    ),
+    (
+        FLIP,
+        "f({'a': 1, 'b': 2})",
+        "d has 2 keys. list(d) is ['a', 'b']; reversed in place it becomes ['b', 'a']. The new "
+        "dict has the same pairs, b first: {'b': 2, 'a': 1}. Since dicts compare without order, "
+        "this equals d itself.",
+    ),
+    (
+        DIGITS,
+        "f('a1b23')",
+        "Three of the five characters are digits. Adding them up: 1 + 2 + 3 = 6. The letters "
+        "'a' and 'b' add nothing. Final total: 6.",
+    ),
+    (
+        WORDS,
+        "f(['ab', 'cde', 'xy', 'fghi'])",
+        "Two of the four words are longer than 2 characters, 'cde' and 'fghi'. The list of "
+        "upper-cased survivors, in order, is ['CDE', 'FGHI']. [ANSWER] assert f(['ab', 'cde', "
+        "'xy', 'fghi']) == ['CDE', 'FGHI'] [/ANSWER]",
+    ),
+    (
+        LSTRIP,
+        "f('   hi ')",
+        "text[0], text[1] and text[2] are spaces, so i climbs to 3. The condition "
+        "i < len(text) stays True throughout, since len(text) is 6. text[3:] = 'hi '.",
+    ),
+    (
+        HAIL,
+        "f(6)",
+        "n = 3, steps = 1. n = 10, steps = 2. n = 5, steps = 3. n = 16, steps = 4. n = 8, "
+        "steps = 5. n = 4, steps = 6. n = 2, steps = 7. n = 1, steps = 8. Looking back, the "
+        "peak came right after 5: n = 16 there. f returns 8.",
+    ),
+    (
+        HAIL,
+        "f(6)",
+        "Let me list: n = 3, n = 10, n = 5, n = 16, n = 8, n = 4, n = 2, n = 1, with steps = 8 "
+        "at the end. The odd ones were n = 3 and n = 5. f returns 8.",
+    ),
+]
+
+COUNTER = (
+    "def f(s):\n"
+    "    seen = {}\n"
+    "    for ch in s:\n"
+    "        seen[ch] = seen.get(ch, 0) + 1\n"
+    "    best = max(seen, key=seen.get)\n"
+    "    return best, seen[best]\n"
+)
+EVENS = (
+    "def f(nums):\n"
+    "    i = 0\n"
+    "    kept = []\n"
+    "    while i < len(nums):\n"
+    "        if nums[i] % 2 == 0:\n"
+    "            kept.append(nums[i])\n"
+    "        i += 1\n"
+    "    return kept\n"
+)
+SPLITJOIN = (
+    "def f(text, sep):\n"
+    "    parts = text.split(sep)\n"
+    "    parts = [p.strip() for p in parts if p.strip()]\n"
+    "    return '-'.join(parts)\n"
+)
+FAITHFUL += [
+    (
+        COUNTER,
+        "f('abcab')",
+        "| ch | seen after |\n|---|---|\n| a | {'a': 1} |\n| b | {'a': 1, 'b': 1} |\n"
+        "| c | {'a': 1, 'b': 1, 'c': 1} |\n| a | {'a': 2, 'b': 1, 'c': 1} |\n"
+        "| b | {'a': 2, 'b': 2, 'c': 1} |\n\nmax picks the first key with the top count, 'a', so "
+        "the result is ('a', 2).",
+    ),
+    (
+        COUNTER,
+        "f('abcab')",
+        "- counts: `{'a': 2, 'b': 2, 'c': 1}`\n- `max(seen, key=seen.get)` → `'a'` (ties go to the "
+        "first key seen)\n- `seen[best]` → `2`\n\n**Answer:** `('a', 2)`",
+    ),
+    (
+        COUNTER,
+        "f('abcab')",
+        "a and b both appear twice and c once; the first of the tied keys is 'a', so f returns "
+        "('a', 2).",
+    ),
+    (
+        EVENS,
+        "f([3, 8, 5, 2])",
+        "| i | nums[i] | even? | kept |\n|---|---|---|---|\n| 0 | 3 | no | [] |\n"
+        "| 1 | 8 | yes | [8] |\n| 2 | 5 | no | [8] |\n| 3 | 2 | yes | [8, 2] |\n\n"
+        "i reaches 4 and the loop ends. Output: [8, 2]",
+    ),
+    (
+        EVENS,
+        "f([3, 8, 5, 2])",
+        "i starts at 0. nums[0] = 3 is odd. i = 1: 8 is even, kept = [8]. i = 2: 5, odd. i = 3: "
+        "2, even, kept = [8, 2]. Then i = 4, which is not less than 4, so we stop and return "
+        "[8, 2].",
+    ),
+    (
+        EVENS,
+        "f([3, 8, 5, 2])",
+        "Only the even numbers survive: 8 and 2, in their original order. So the answer is [8, 2].",
+    ),
+    (
+        EVENS,
+        "f([3, 8, 5, 2])",
+        "<think>\nwhile loop with index. 3 % 2 = 1, skip. 8 % 2 = 0 → kept [8]. 5 skip. 2 → kept "
+        "[8, 2]. len(nums) is 4 so i goes 0..3 and stops at 4.\n</think>\n[8, 2]",
+    ),
+    (
+        SPLITJOIN,
+        "f(' a , b ,, c ', ',')",
+        "1. text.split(',') gives [' a ', ' b ', '', ' c '].\n"
+        "2. Stripping each and dropping the empty ones leaves ['a', 'b', 'c'].\n"
+        "3. Joining with '-' gives 'a-b-c'.\n"
+        "[ANSWER] assert f(' a , b ,, c ', ',') == 'a-b-c' [/ANSWER]",
+    ),
+    (
+        SPLITJOIN,
+        "f(' a , b ,, c ', ',')",
+        "split on commas → 4 pieces, one of them empty; after strip and filter, parts is "
+        "['a', 'b', 'c'] (3 items); the join puts dashes between them: 'a-b-c'.",
+    ),
+    (
+        SPLITJOIN,
+        "f(' a , b ,, c ', ',')",
+        "The text splits into ' a ', ' b ', '' and ' c '. The comprehension keeps p.strip() for "
+        "every p whose stripped form is not empty, so the empty piece goes and parts becomes "
+        "['a', 'b', 'c']. The function returns 'a-b-c'.",
+    ),
+    (
+        WORDS,
+        "f(['ab', 'cde', 'xy', 'fghi'])",
+        "I first thought 'ab' would pass, but len('ab') is 2 and the test is > 2, so it does not. "
+        "'cde' and 'fghi' pass. The result is ['CDE', 'FGHI'].",
+    ),
+    (
+        ZIPPER,
+        "f('abc', 'xy')",
+        "| i | a[i] | b[i] | res |\n|---|---|---|---|\n| 0 | 'a' | 'x' | ['ax'] |\n"
+        "| 1 | 'b' | 'y' | ['ax', 'by'] |\n\nm = 2 stops it there. ''.join gives 'axby'.",
+    ),
+    (
+        HAIL,
+        "f(6)",
+        "steps counts the moves: 6 → 3 → 10 → 5 → 16 → 8 → 4 → 2 → 1. That's 8 arrows, so "
+        "steps = 8 when n becomes 1. Answer: 8",
+    ),
+    (
+        GLUE,
+        "f([4, 0, 7])",
+        "The result string grows one digit at a time and ends as '407'; str(x) is needed because "
+        "x is an int. f([4, 0, 7]) == '407'.",
+    ),
+    (
+        MOVE,
+        "f([1, 2, 3, 4])",
+        "Inner call first: lst.pop() removes and returns the last item, 4; the list is [1, 2, 3] "
+        "for a moment. Then insert(1, 4): [1, 4, 2, 3]. That is the return value.",
+    ),
+    (
+        DIGITS,
+        "f('a1b23')",
+        "| ch | digit? | total |\n|---|---|---|\n| a | no | 0 |\n| 1 | yes | 1 |\n| b | no | 1 |\n"
+        "| 2 | yes | 3 |\n| 3 | yes | 6 |\n\nSo the total is 6.",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "code,call,text", FAITHFUL, ids=[f"faithful-{i}" for i in range(len(FAITHFUL))]
+)
+def test_a_faithful_chain_raises_nothing(code: str, call: str, text: str) -> None:
+    tr = run(code, call)
+    assert tr.ok
+    result = align_text(text, tr)
+    assert result.first_divergence is None, result.first_divergence
