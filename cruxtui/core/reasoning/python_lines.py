@@ -219,8 +219,8 @@ def reads_as_code(stripped: str, indent: int = 0) -> bool:
     wrong place) and that has no two words side by side and starts as a statement does is
     broken code too."""
     src = strip_comment(stripped).strip()
-    if not src:
-        return False
+    if not src or keyword.iskeyword(src.rstrip(":")) and not src.endswith(":"):
+        return False  # "the `else` branch": a construct named, not written
     for cand in _repairs(src):
         body = _body(cand)
         if body is None:
