@@ -80,6 +80,17 @@ def test_hypotheticals_code_calls_and_operands_are_not_where_a_value_enters() ->
     assert flagged(align_text(text, tr), text) == "f returns 'akg'"
 
 
+def test_a_comment_in_code_is_not_where_a_value_enters() -> None:
+    """A comment on a quoted line of f is the chain's words, but a reader sent there lands in
+    code: the value is followed back to prose only."""
+    tr = run(INITIALS, "f(['apple', 'kiwi', 'fig'])")
+    text = (
+        "The first letters are taken in order.\n\n```python\n"
+        "return ''.join(firsts)  # 'akg'\n```\n\nSo f returns 'akg'."
+    )
+    assert flagged(align_text(text, tr), text) == "f returns 'akg'"
+
+
 def test_numbers_are_not_followed() -> None:
     """A number written earlier is too likely another quantity that happens to be equal."""
     code = "def f(s):\n    return len(s) * 2\n"

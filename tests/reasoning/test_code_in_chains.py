@@ -94,6 +94,8 @@ def test_broken_code_is_still_code(chain: str) -> None:
         ("return the list", False),  # English: two words side by side
         ("nums.count(1) returns 3", False),
         ("The function returns a list.", False),
+        ("else", False),  # "the `else` branch": a construct named
+        ("else:", True),
     ],
 )
 def test_a_line_is_code_when_it_reads_as_python(line: str, code: bool) -> None:

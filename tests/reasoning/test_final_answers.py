@@ -310,3 +310,17 @@ def test_a_string_answer_written_bare_in_backticks() -> None:
     # Only where f's result is a string: a bare word says nothing about a number.
     tr_n = run("def f(s):\n    return len(s)", "f('tag')")
     assert align_text("Counting them, the output is `three`.", tr_n).first_divergence is None
+
+
+def test_the_input_task_goal_restated_is_not_a_claim_about_the_proposed_run() -> None:
+    """ "Find x such that f(x) == [6, 8]" is the question; the proposed call is the answer."""
+    tr = run(DOUBLE, "f([3, 5])")
+    chain = (
+        "We look for nums such that `f(nums) == [6, 8]`. Halving each item gives 3 and 5, "
+        "so the input is [3, 5].\n\n**Answer:** `f([3, 5])`"
+    )
+    result = align_text(chain, tr, target="[6, 8]")
+    div = result.first_divergence
+    assert div is not None and chain[div.claim.start : div.claim.end] == "f([3, 5])"
+    right = chain.replace("3 and 5", "3 and 4").replace("[3, 5]", "[3, 4]")
+    assert align_text(right, run(DOUBLE, "f([3, 4])"), target="[6, 8]").first_divergence is None

@@ -145,7 +145,7 @@ def align_text(text: str, trace: Any, sandbox: Any = None, target: str | None = 
     chain = parse_chain(text, trace.code, trace.call)
     if target is not None:
         claim_target(chain, trace.call, target)
-    other_calls(chain, trace.call, final_claim(chain))
+    other_calls(chain, trace.call, final_claim(chain), target)
     return align(chain, trace, sandbox, target)
 
 

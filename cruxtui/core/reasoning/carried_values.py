@@ -56,7 +56,7 @@ def carry_back(
             continue
         done.add(want)
         for s, e in _stated(masked, want, 0, j.claim.start):
-            if any(a <= s < b for a, b in taken_back):
+            if any(a <= s < b for a, b in taken_back) or _in_code_comment(chain.text, masked, s):
                 continue
             step = next((st for st in chain.steps if st.start <= s < st.end), None)
             if step is None or is_hypothetical(step.text):
@@ -83,6 +83,17 @@ def carry_back(
     if not added:
         return judgements
     return sorted([*judgements, *added], key=lambda j: (j.step, j.claim.start))
+
+
+def _in_code_comment(text: str, masked: str, i: int) -> bool:
+    """Is text[i] in a comment on a line of code (`return ' '.join(r)  # '2 5'`)? The comment is
+    the chain's words, but a value carried from there is shown in code: not a place to send a
+    reader to as where the slip entered."""
+    line_start = text.rfind("\n", 0, i) + 1
+    hash_at = text.rfind("#", line_start, i)
+    if hash_at < 0:
+        return False
+    return bool(text[line_start:hash_at].strip()) and not masked[line_start:hash_at].strip()
 
 
 def _clause_start(text: str, lo: int, at: int) -> int:

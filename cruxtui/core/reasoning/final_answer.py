@@ -477,20 +477,35 @@ def answer_after_thinking(text: str) -> Claim | None:
     return Claim(RETURN, body, got[1], start=s, end=got[0])
 
 
-def other_calls(chain: Chain, call: str, final: Claim | None = None) -> None:
+def other_calls(
+    chain: Chain, call: str, final: Claim | None = None, target: str | None = None
+) -> None:
     """Claims of f's result that name a call of f with other arguments than the traced `call`
     ("f([1]) = [2], too small; f([1, 2]) = [2, 4]") speak of another run: unverifiable. The
-    final answer is exempt: it is f's answer for the task whatever arguments it repeats."""
+    final answer is exempt: it is f's answer for the task whatever arguments it repeats. For
+    the input task (`target`: the output asked for), f's result stated as the target before the
+    answer, of a call naming no input ("find x such that f(x) == [8, 1]"), is the question
+    restated, not a claim about the proposed run."""
     want = _call_args(call)
     if want is None:
         return
     in_code = final is not None and any(a <= final.start < b for a, b in chain.code_spans)
     if final is not None and in_code and tests_another_call(final.text, call):
         final.subject_f = False  # (parsed without the call)
+    goal = literal_value(target) if target is not None and is_literal(target) else None
     for c in chain.claims:
         if c.kind not in (RETURN, RAISE) or c is final or c.source != "prose":
             continue
         m = _CALL_F.search(c.text)
+        if (
+            goal is not None
+            and c.kind == RETURN
+            and is_literal(c.value)
+            and literal_value(c.value) == goal
+            and (m is None or not names_a_call(c.text))
+        ):
+            c.subject_f = False
+            continue
         if m is None:
             continue
         close = call_end(c.text, m.end() - 1)

@@ -15,6 +15,7 @@ side by side are a syntax error in Python), and a narrated value that does not p
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import keyword
 import re
@@ -72,16 +73,18 @@ def strip_comment(line: str) -> str:
     return line
 
 
-def bracket_depth(line: str) -> tuple[int, list[str]]:
+_LONG = 1000
+"""Lines longer than this are judged as written, without repairs: no line of real code is, and
+untrusted text must not make each line cost many tokenizer passes."""
+
+
+@functools.lru_cache(maxsize=4096)
+def bracket_depth(line: str) -> tuple[int, tuple[str, ...]]:
     """How many brackets the line leaves open (negative: closes more than it opens), and the
     stack of openers still open at its end (strings and comments skipped)."""
     stack: list[str] = []
     extra = 0
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(line + "\n").readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = _tokens_so_far(line)
-    for tok in tokens:
+    for tok in _tokens_so_far(line):
         if tok.type != tokenize.OP:
             continue
         if tok.string in _OPENERS:
@@ -93,7 +96,7 @@ def bracket_depth(line: str) -> tuple[int, list[str]]:
                 stack.pop()  # a mismatched closer: it still closes something
             else:
                 extra += 1
-    return len(stack) - extra, stack
+    return len(stack) - extra, tuple(stack)
 
 
 def _tokens_so_far(line: str) -> list[tokenize.TokenInfo]:
@@ -111,6 +114,8 @@ def _repairs(src: str) -> list[str]:
     template's placeholders (`<value>`, `??`) as a value, brackets balanced (closers added for
     what is left open, surplus closers at the end dropped), a header's missing colon and body."""
     out = [src]
+    if len(src) > _LONG:
+        return out
     filled = _PLACEHOLDER.sub("None", src)
     if filled != src:
         out.append(filled)
@@ -204,6 +209,7 @@ def _english_pairs(src: str) -> int:
     return pairs
 
 
+@functools.lru_cache(maxsize=4096)
 def reads_as_code(stripped: str, indent: int = 0) -> bool:
     """Is this line (stripped, with its indentation given) Python rather than English?
 
@@ -213,8 +219,8 @@ def reads_as_code(stripped: str, indent: int = 0) -> bool:
     wrong place) and that has no two words side by side and starts as a statement does is
     broken code too."""
     src = strip_comment(stripped).strip()
-    if not src:
-        return False
+    if not src or keyword.iskeyword(src.rstrip(":")) and not src.endswith(":"):
+        return False  # "the `else` branch": a construct named, not written
     for cand in _repairs(src):
         body = _body(cand)
         if body is None:
@@ -227,6 +233,8 @@ def reads_as_code(stripped: str, indent: int = 0) -> bool:
             calls = any(isinstance(n.value, ast.Call) for n in body if isinstance(n, ast.Expr))
             return indent >= 4 or calls
         return True
+    if len(src) > _LONG:
+        return False
     depth, _stack = bracket_depth(src)
     broken_brackets = depth != 0 or _mismatched(src)
     return bool(
@@ -254,14 +262,16 @@ def statement_group(lines: list[str], i: int, limit: int = 12) -> int:
     """How many lines from `lines[i]` form one statement: a line that leaves a bracket open
     runs on until the bracket closes (a call spread over lines), if the joined text parses
     (after repairs). 1 when it stands alone."""
+    if len(lines[i]) > _LONG:
+        return 1
     depth, _ = bracket_depth(strip_comment(lines[i]))
     if depth <= 0:
         return 1
-    joined = strip_comment(lines[i]).strip()
     for j in range(i + 1, min(len(lines), i + limit)):
-        joined += "\n" + strip_comment(lines[j]).strip()
-        d, _ = bracket_depth(joined.replace("\n", " "))
-        if d <= 0:
-            one = " ".join(ln.strip() for ln in joined.splitlines())
+        if len(lines[j]) > _LONG:
+            return 1
+        depth += bracket_depth(strip_comment(lines[j]))[0]
+        if depth <= 0:
+            one = " ".join(strip_comment(ln).strip() for ln in lines[i : j + 1])
             return j - i + 1 if any(parses(c) for c in _repairs(one)) else 1
     return 1
