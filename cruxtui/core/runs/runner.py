@@ -5,9 +5,10 @@ request (one request with `n` when the backend can return several completions an
 the text stream in, else one streamed request per index). `concurrency` workers take requests one
 after another from the plan and hand what comes back to one sink, so a worker asks for its next
 request at once. The sink takes everything that has come back since its last round (at most
-`COMMIT_ROWS` generations), extracts, scores (one `check_many` through the sandbox pool) and
-commits it in ONE transaction in a worker thread (the sandbox forks, and the TUI's event loop must
-keep painting streamed text), then tells the listener. A generation is reported only once it is
+`COMMIT_ROWS` generations), extracts and scores it (one `check_many` through the sandbox pool),
+both in the scoring process (`offload`: off the core that keeps the requests going), and commits
+it in ONE transaction in a worker thread (the TUI's event loop must keep painting streamed text),
+then tells the listener. A generation is reported only once it is
 committed; when answers come back faster than they are stored, workers wait for room
 (`queue_size`), so a kill loses at most the generations of one round plus those waiting for it.
 
@@ -37,6 +38,7 @@ from typing import Any, Protocol
 
 from cruxtui.core.data.dataset import Sample
 from cruxtui.core.models.backend import truncated_while_thinking
+from cruxtui.core.runs.offload import shared_offload
 from cruxtui.core.runs.store import (
     DONE,
     INCOMPLETE,
@@ -169,7 +171,6 @@ def prepare_run(
     with the project's prompts and (strict) answer extraction; the benchmark's own verdict is
     stored beside ours with every generation."""
     from cruxtui.core.models.prompts import TEMPLATE_VERSION, build_prompt
-    from cruxtui.core.scoring.answers import extract
 
     config = RunConfig.of(
         backend.spec,
@@ -182,19 +183,36 @@ def prepare_run(
     )
     info = store.open_run(config)
 
-    def extract_answer(raw: str) -> tuple[str | None, str]:
-        found = extract(raw, task, "strict")
-        return found.answer, found.reason
-
     plan = RunPlan(
         backend=backend,
         run_id=info.id,
         task=task,
         params=params,
         prompt_for=lambda sample: build_prompt(sample, task, mode, style),
-        extract=extract_answer,
+        extract=StrictExtraction(task),
     )
     return info, plan
+
+
+@dataclass(frozen=True)
+class StrictExtraction:
+    """The project's (strict) answer extraction for one task, as a value: it pickles, so a run's
+    rounds are read in the scoring process (`offload`)."""
+
+    task: str
+
+    def __call__(self, raw: str) -> tuple[str | None, str]:
+        from cruxtui.core.scoring.answers import extract
+
+        found = extract(raw, self.task, "strict")
+        return found.answer, found.reason
+
+
+def read_all(
+    extract: Callable[[str], tuple[str | None, str]], raws: Sequence[str]
+) -> list[tuple[str | None, str]]:
+    """`extract` of each text, in order: one round's reading, in one call to the scoring process."""
+    return [extract(raw) for raw in raws]
 
 
 TRUNCATED_WHILE_THINKING = "truncated while thinking"
@@ -540,26 +558,27 @@ class Runner:
         return stored, unscored
 
     def _store_round(self, batch: list[_Returned]) -> list[Generation]:
-        found: list[list[tuple[str, tuple[str | None, str]]]] = []
-        fresh: dict[tuple[str, str], None] = {}
+        texts: list[list[str]] = []
         for item in batch:
             # What the prompt already wrote for the model (e.g. "[ANSWER]\n") belongs to its
             # answer: stored and extracted together, so a stored generation reads as a whole.
             respond = getattr(item.prompt, "response", None)
-            raws = [respond(c.text) if respond else c.text for _, c in item.done]
-            # A sample's n answers are often the same text (low temperature): each is read once.
-            read: dict[str, tuple[str | None, str]] = {}
-            for raw in raws:
-                if raw not in read:
-                    read[raw] = self.plan.extract(raw)
-            pairs = [(raw, read[raw]) for raw in raws]
-            found.append(pairs)
+            texts.append([respond(c.text) if respond else c.text for _, c in item.done])
+        # A sample's n answers are often the same text (low temperature): each is read once, and
+        # the round's reading and scoring run in the scoring process, off the requests' core.
+        distinct = list(dict.fromkeys(raw for raws in texts for raw in raws))
+        offload = shared_offload()
+        read = dict(zip(distinct, offload.call(read_all, self.plan.extract, distinct), strict=True))
+        found = [[(raw, read[raw]) for raw in raws] for raws in texts]
+        fresh: dict[tuple[str, str], None] = {}
+        for item, pairs in zip(batch, found, strict=True):
             for _, (answer, _why) in pairs:
                 if answer is not None and (item.sid, answer) not in self._verdicts:
                     fresh[(item.sid, answer)] = None
         if fresh:
             keys = list(fresh)
-            verdicts = self.scorer([(self.samples[sid], a) for sid, a in keys], self.plan.task)
+            todo = [(self.samples[sid], a) for sid, a in keys]
+            verdicts = offload.call(self.scorer, todo, self.plan.task)
             self._verdicts.update(zip(keys, verdicts, strict=True))
         gens = [
             self._generation(item.sid, index, comp, raw, answer, why)
