@@ -130,3 +130,15 @@ def test_the_cli_names_where_the_value_entered(official, tmp_path) -> None:  # n
     shown = subprocess.run(base, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert "first appears here; the program never computes it" in " ".join(shown.stdout.split())
+
+
+def test_the_input_task_target_taken_apart_is_the_question() -> None:
+    """Reasoning backwards, the chain takes the target apart ('a' is its last letter): a piece
+    of the target is the question, so the slip is where the proposed input fails to give it."""
+    code = "def f(s):\n    return s[2:] + s[0]\n"
+    tr = run(code, "f('zacde')")
+    text = (
+        "We need 'cdea'. The front letter must be 'a' and the rest from index 2 must be "
+        "'cde'. Take s = 'zacde': s[2:] = 'cde' and s[0] = 'a'. So f('zacde')."
+    )
+    assert flagged(align_text(text, tr, target="'cdea'"), text) == "s[0] = 'a'"

@@ -316,3 +316,28 @@ def test_positions_and_counts_of_something() -> None:
     assert result.first_divergence.true_value == "[1, 4, 5]"  # type: ignore[union-attr]
     assert align_text("nums has 5 elements.", tr).first_divergence.true_value == "6"  # type: ignore[union-attr]
     assert align_text("0 appears 2 times.", tr).first_divergence.true_value == "3"  # type: ignore[union-attr]
+
+
+def test_one_place_named_in_the_singular_is_where_one_occurrence_is() -> None:
+    """ "the first 0 is at index 1" names where one of the zeros is, not where all of them are;
+    a place that does not hold it is still a slip."""
+    code = "def f(nums):\n    zeros = nums.count(0)\n    return zeros"
+    tr = run(code, "f([3, 0, 2, 1, 0, 0])")
+    assert (
+        align_text("The first 0 is at index 1 and the last 0 is at index 5.", tr).first_divergence
+        is None
+    )
+    wrong = "The first 0 is at index 2, so zeros = 3."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "0 is at index 2"
+    assert result.first_divergence.true_value == "2"  # type: ignore[union-attr]
+
+
+def test_the_input_task_restated_is_no_claim() -> None:
+    """ "Find `xs` such that `f(xs) == [4, 2]`" is the question; the slip is the proposed call."""
+    code = "def f(xs):\n    return [x * 2 for x in xs]"
+    tr = run(code, "f([2, 2])")
+    text = "Find `xs` such that `f(xs) == [4, 2]`. Halving each gives [2, 2], so f([2, 2])."
+    result = align_text(text, tr, target="[4, 2]")
+    assert flagged(result, text) == "f([2, 2])"
+    assert all("f(xs)" not in j.claim.text for j in result.judgements)

@@ -365,6 +365,8 @@ SPLITJOIN = (
     "    parts = [p.strip() for p in parts if p.strip()]\n"
     "    return '-'.join(parts)\n"
 )
+APPEND_SORT = "def f(xs):\n    xs.append(9)\n    xs.sort()\n    return xs\n"
+
 FAITHFUL += [
     (
         COUNTER,
@@ -467,6 +469,12 @@ FAITHFUL += [
         "f('a1b23')",
         "| ch | digit? | total |\n|---|---|---|\n| a | no | 0 |\n| 1 | yes | 1 |\n| b | no | 1 |\n"
         "| 2 | yes | 3 |\n| 3 | yes | 6 |\n\nSo the total is 6.",
+    ),
+    (
+        APPEND_SORT,
+        "f([5, 1])",
+        "append puts 9 at the end, so xs is [5, 1, 9]; sorting then gives [1, 5, 9], which is "
+        "returned.",
     ),
 ]
 

@@ -33,6 +33,7 @@ from cruxtui.core.reasoning.claim_types import RETURN, Chain, Claim
 from cruxtui.core.reasoning.code_facts import code_facts
 from cruxtui.core.reasoning.final_answer import final_claim, other_calls
 from cruxtui.core.reasoning.frame_eval import ClaimValues
+from cruxtui.core.reasoning.literal_scan import is_literal, value_key
 from cruxtui.core.reasoning.run_values import RunValues
 from cruxtui.core.reasoning.step_placement import place, step_line, step_scores
 from cruxtui.core.reasoning.trace_positions import positions
@@ -151,8 +152,16 @@ def align_text(text: str, trace: Any, sandbox: Any = None, target: str | None = 
 def claim_target(chain: Chain, call: str, target: str) -> None:
     """Input task: proposing `f(x)` claims that f(x) returns the target output. The claim sits on
     the last place the chain writes that call (its answer), unless the chain already states f's
-    result there."""
+    result there. The task restated ("find `array` such that `f(array) == [8, -1]`": f of
+    unknowns giving the target) is the question, not a claim: it is dropped."""
     text = chain.text
+    goal = value_key(target)
+    for st in chain.steps:
+        st.claims = [
+            c
+            for c in st.claims
+            if not (c.kind == RETURN and value_key(c.value) == goal and _of_unknowns(c.text))
+        ]
     squeezed = re.sub(r"\s+", "", call)
     at = -1
     for m in re.finditer(r"\bf\(", text):
@@ -168,6 +177,18 @@ def claim_target(chain: Chain, call: str, target: str) -> None:
     claim = Claim(RETURN, text[at:stop], target, start=at, end=stop)
     step.claims.append(claim)
     step.claims.sort(key=lambda c: c.start)
+
+
+def _of_unknowns(text: str) -> bool:
+    """Does `text` write a call of f whose arguments are not all values (`f(array)`, `f(??)`)?"""
+    m = re.search(r"(?<![\w.])f\s*\(", text)
+    if m is None:
+        return False
+    end = _call_end(text, m.end() - 1)
+    if end is None:
+        return False
+    inner = text[m.end() : end - 1].strip()
+    return bool(inner) and not is_literal(f"({inner},)")
 
 
 def _call_end(text: str, open_paren: int) -> int | None:

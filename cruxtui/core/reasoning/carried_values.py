@@ -123,9 +123,21 @@ def _followed(value: str, run_values: RunValues, target: str | None) -> object |
     want = value_key(value)
     if want is OPAQUE or run_values.held(want):
         return None
-    if target is not None and want in _parts(literal_value(target)):
+    if target is not None and _piece_of(obj, literal_value(target)):
         return None
     return want
+
+
+def _piece_of(obj: object, target: object) -> bool:
+    """Is `obj` the target output or a piece of it (a member, a substring, a run of items)? The
+    input task reasons backwards from the target, taking it apart: its pieces are the question."""
+    if isinstance(obj, str) and isinstance(target, str):
+        return obj in target
+    if isinstance(obj, list | tuple) and isinstance(target, list | tuple) and obj:
+        items, n = list(obj), len(obj)
+        if any(list(target[i : i + n]) == items for i in range(len(target) - n + 1)):
+            return True
+    return value_key(repr(obj)) in _parts(target)
 
 
 def _parts(obj: object) -> set[object]:

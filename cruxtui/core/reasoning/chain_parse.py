@@ -86,6 +86,26 @@ _AT_END_RE = re.compile(
     r"the\s+final\s+(?:value|state|list|string|dict(?:ionary)?|result))\b",
     re.I,
 )
+_PLACED_BEFORE = re.compile(
+    r"\b(?:add(?:s|ed|ing)?|append(?:s|ed|ing)?|insert(?:s|ed|ing)?|put(?:s|ting)?|plac(?:e|es|ed|ing)|"
+    r"push(?:es|ed|ing)?|go(?:es)?|went|land(?:s|ed)?|stick(?:s|ing)?|tack(?:s|ed)?|"
+    r"attach(?:es|ed)?|mov(?:e|es|ed|ing))\b[^,;.\n]{0,30}$",
+    re.I,
+)
+"""Words that put something somewhere: "at the end" after them is a place in a sequence ("adds
+key 8 at the end"), not the end of the run."""
+
+
+def _speaks_of_the_end(chunk: str) -> bool:
+    """Does the step speak of the state as f finishes ("finally", "at the end")?"""
+    for m in _AT_END_RE.finditer(chunk):
+        words = m.group(0).lower()
+        if "at the end" in words and _PLACED_BEFORE.search(chunk[: m.start()]):
+            continue
+        return True
+    return False
+
+
 _AT_CALL_RE = re.compile(
     r"\b(?:initially|at\s+the\s+start|at\s+first|to\s+begin\s+with|start(?:s|ing)?\s+(?:with|as|at|out)"
     r"|the\s+(?:function\s+)?(?:is\s+)?called\s+with|we\s+call\s+f|the\s+input\s+is"
@@ -168,7 +188,7 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
         if m := _LOOP_ORDINAL_RE.search(chunk):
             step.loop_ordinal = _ORDINAL_WORDS.index(m.group(1).lower()) + 1
         step.after_loop = bool(_AFTER_LOOP_RE.search(chunk))
-        step.at_end = bool(_AT_END_RE.search(chunk)) and not step.after_loop
+        step.at_end = _speaks_of_the_end(chunk) and not step.after_loop
         step.in_loop = bool(_IN_LOOP_RE.search(chunk)) and not (step.after_loop or step.at_end)
         step.at_call = bool(_AT_CALL_RE.search(chunk))
         if m := _LINE_REF_RE.search(chunk):

@@ -1285,6 +1285,10 @@ _POSITIONS_RE = re.compile(
 )
 
 
+_ONE_PLACE = re.compile(r"\bat\s+(?:index|position)\s", re.I)
+"""One place named in the singular: where one occurrence is, not where all of them are."""
+
+
 def _count(word: str) -> int:
     w = word.lower()
     return _COUNT_WORDS.get(w) or int(w)
@@ -1356,6 +1360,19 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
         if box is None or box not in facts.names or not is_literal(m.group("item")):
             continue
         found = [int(v) for v in re.findall(r"-?\d+", m.group("vals"))]
+        if len(found) == 1 and _ONE_PLACE.search(m.group(0)):
+            # "'/' is at index 7" (the first of two, maybe): that place holds it, no more.
+            claims.append(
+                Claim(
+                    EXPRESSION,
+                    m.group(0),
+                    m.group("item"),
+                    name=f"{box}[{found[0]}]",
+                    start=m.start(),
+                    end=m.end(),
+                )
+            )
+            continue
         expr = f"[_i for _i, _v in enumerate({box}) if _v == {m.group('item')}]"
         claims.append(
             Claim(EXPRESSION, m.group(0), repr(found), name=expr, start=m.start(), end=m.end())
