@@ -305,6 +305,9 @@ def test_a_string_answer_written_bare_in_backticks() -> None:
         "It upper-cases the letters, so the result is `s` in capitals.",  # a name, not a value
         "Each letter is raised, and the result is `upper` applied to s.",
         "The answer is `s`.",
+        # a name of the chain's own rewritten code
+        "A shorter version:\n```python\ndef g(s):\n    shout = s.upper()\n    return shout\n```\n"
+        "So the result is `shout`.",
     ):
         assert align_text(fine, tr).first_divergence is None, fine
     # Only where f's result is a string: a bare word says nothing about a number.

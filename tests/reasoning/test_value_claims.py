@@ -267,6 +267,15 @@ def test_worked_arithmetic_said_with_is() -> None:
     quiet("Going through: 1 % 2 is 1, 2 % 2 is 0 so 2 is kept, 3 % 2 is 1, 4 % 2 is 0.", tr)
 
 
+def test_worked_arithmetic_after_a_word() -> None:
+    """ "each key gets 4 * 3 = 13": a sum worked out in prose, whatever word comes before it."""
+    code = "def f(keys, v):\n    return {k: v * 3 for k in keys}\n"
+    tr = run(code, "f(['a', 'b'], 4)")
+    wrong = "Both keys get 4 * 3 = 13, so the dict maps each to 13."
+    assert flagged(align_text(wrong, tr), wrong) == "4 * 3 = 13"
+    quiet("Both keys get 4 * 3 = 12, so f returns {'a': 12, 'b': 12}.", tr)
+
+
 def test_a_test_asked_and_answered() -> None:
     """ "Is X? No." across two sentences is the condition X claimed False."""
     code = "def f(s):\n    hits = 0\n    if s[0] in s[1:]:\n        hits += 1\n    return hits\n"

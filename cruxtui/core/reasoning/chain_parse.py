@@ -270,7 +270,9 @@ def _answers(
     found = [c for c in forms if c not in in_code] + comments
     prose = blank(work, spans)[:body_end]
     found += type_claims(prose) + namely_returns(prose)
-    found += word_answers(prose, frozenset(names))
+    # A word the chain's own code uses (a rewritten function's `new_text`) is a name there.
+    code_words = {w for s, e in spans for w in re.findall(r"[A-Za-z_]\w*", work[s:e])}
+    found += word_answers(prose, frozenset(names) | code_words)
     if not has_block:
         # In code, only a test of a call written out (`assert f('ab') == 'ba'`, not
         # `assert f(x) == y`), of the traced call's shape, can be the answer.

@@ -1543,8 +1543,10 @@ def find_arithmetic(text: str) -> list[Claim]:
                 continue
             at = line_start + k + (len(head[k:]) - len(head[k:].lstrip()))
             before = text[max(0, at - 3) : at].rstrip()
-            if before and (before[-1].isalnum() or before[-1] in ")]}_.+-*/%"):
+            if before and before[-1] in ")]}_.+-*/%":
                 break  # "len(a) - 1 = 5": the tail of an expression over variables
+            # (a word before it, "each key gets 4 * 3 = 13", is prose: the sum is worked out)
+
             best = (at, src)
             break
         if best is None:
