@@ -91,8 +91,8 @@ class ClaimValues:
             groups: dict[int, list[int]] = {}
             for k in range(n):
                 got = self.pos.computed[k].get(recorded) if self.pos.computed else None
-                if got is None and self.pos.computed and written is not None:
-                    got = _computed_as(written, self.pos.computed[k], self.pos.env[k])
+                if got is None and self.pos.sources and written is not None:
+                    got = _computed_as(written, self.pos.sources[k], self.pos.env[k])
                 if got is not None and expr == inner:
                     row[k] = got
                     continue
@@ -125,14 +125,21 @@ class ClaimValues:
                 row[k] = text
 
 
-def _computed_as(written: str, computed: dict[str, str], env: dict[str, str]) -> str | None:
+def _computed_as(
+    written: str, computed: tuple[tuple[str, str], ...], env: dict[str, str]
+) -> str | None:
     """The value the line computed for a sub-expression that *is* the written one once its
     variables are given their values there: `counts[5]` is `counts[i]` where i is 5 (so a
     claim about a state too big to rebuild is still judged where the program read it)."""
-    for src, value in computed.items():
+    for src, value in computed:
         if _canonical_with(src, env) == written:
             return value
     return None
+
+
+@lru_cache(maxsize=65536)
+def _cached_names(src: str) -> tuple[str, ...] | None:
+    return _names(src)
 
 
 @lru_cache(maxsize=65536)
@@ -145,7 +152,7 @@ def _canonical(src: str) -> str | None:
 
 def _canonical_with(src: str, env: dict[str, str]) -> str | None:
     """`src` with each variable that holds a small int or a short string replaced by it."""
-    names = _names(src)
+    names = _cached_names(src)
     if not names:
         return None
     bound = tuple(
