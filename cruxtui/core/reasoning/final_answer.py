@@ -191,12 +191,15 @@ def answer_forms(text: str) -> list[Claim]:
     return out
 
 
-def comment_answers(text: str) -> list[Claim]:
+def comment_answers(text: str, call: str | None = None) -> list[Claim]:
     """A call of f with its value or exception as the comment (`print(f(x))  # [3, 1]`,
     `f(x)  # => 'ab'`, `f(x)  # TypeError: ...`), a REPL's `>>> f(x)` with the value under it,
-    a fenced value under "Output:": the chain's words about f's result inside code."""
+    a fenced value under "Output:": the chain's words about f's result inside code. A call of
+    another shape than the traced `call` (a made-up example) is another run: no answer."""
     out: list[Claim] = []
     for m in _PRINT_COMMENT.finditer(text):
+        if tests_another_call(m.group(0), call):
+            continue
         got = _value_at(text, m.end())
         if got is not None:
             end, value = got
@@ -204,12 +207,16 @@ def comment_answers(text: str) -> list[Claim]:
             out.append(Claim(RETURN, text[s:end], value, start=s, end=end))
     for m in list(_REPL.finditer(text)) + list(_FENCED_OUTPUT.finditer(text)):
         # `>>> f(x)` and the value on the next line; "Output:" over a fenced value.
+        if tests_another_call(m.group(0), call):
+            continue
         shown = literal_answer(m.group("v"))
         if shown is not None:
             out.append(
                 Claim(RETURN, m.group("v").strip(), shown, start=m.start("v"), end=m.end("v"))
             )
     for m in _RAISE_COMMENT.finditer(text):
+        if tests_another_call(m.group(0), call):
+            continue
         line_end = text.find("\n", m.end())
         end = len(text) if line_end < 0 else line_end
         s = m.start("exc")
