@@ -335,5 +335,9 @@ def test_a_printed_call_of_another_shape_is_no_answer() -> None:
     for other in ("print(f([3, 4], 9))  # Returns: [1]", ">>> f('34')\n[1]"):
         chain = f"Trying it:\n```python\n{other}\n```"
         assert align_text(chain, run()).first_divergence is None, other
-    chain = "Trying it:\n```python\nprint(f([3, 4]))  # Returns: [1]\n```"
-    assert flagged(align_text(chain, run())) == "# Returns: [1]"
+    for same in (
+        "print(f([3, 4]))  # Returns: [1]",
+        "print(f([3, 4], nums=[3, 4]))  # Returns: [1]",
+    ):
+        chain = f"Trying it:\n```python\n{same}\n```"  # a stray keyword: still the call
+        assert flagged(align_text(chain, run())) == "# Returns: [1]", same

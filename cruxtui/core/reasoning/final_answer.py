@@ -570,9 +570,10 @@ def _call_args(call: str) -> Any:
     return repr(args), kwargs
 
 
-def _call_shape(call: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """The types of a literal call's positional arguments and its keyword names: a misquoted
-    input keeps its shape, a call of f on something else usually does not."""
+def _call_shape(call: str) -> tuple[str, ...] | None:
+    """The types of a literal call's positional arguments: a misquoted input keeps its shape
+    (a stray keyword added to it too: `f('ab', f='ab')`), a call of f on something else
+    usually does not."""
     try:
         node = safe_ast.parse(call.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -580,10 +581,9 @@ def _call_shape(call: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     if not isinstance(node, ast.Call):
         return None
     try:
-        types = tuple(type(ast.literal_eval(a)).__name__ for a in node.args)
+        return tuple(type(ast.literal_eval(a)).__name__ for a in node.args)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None
-    return types, tuple(sorted(k.arg or "" for k in node.keywords))
 
 
 def final_claim(chain: Chain) -> Claim | None:
