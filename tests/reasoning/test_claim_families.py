@@ -341,3 +341,12 @@ def test_the_input_task_restated_is_no_claim() -> None:
     result = align_text(text, tr, target="[4, 2]")
     assert flagged(result, text) == "f([2, 2])"
     assert all("f(xs)" not in j.claim.text for j in result.judgements)
+
+
+def test_ends_as_states_a_value() -> None:
+    """ "out ends as [...]" is "out ends up as [...]" said shorter."""
+    code = "def f(xs):\n    out = []\n    for x in xs:\n        if x not in out:\n            out.append(x)\n    return out"
+    tr = run(code, "f([2, 1, 2, 3])")
+    wrong = "The repeated 2 is skipped, so out ends as [1, 2, 3]. That list is the result."
+    assert flagged(align_text(wrong, tr), wrong) == "out ends as [1, 2, 3]"
+    assert align_text("so out ends as [2, 1, 3].", tr).first_divergence is None

@@ -3,6 +3,7 @@ records changes what the program does or how many steps it counts."""
 
 from __future__ import annotations
 
+from cruxtui.core.reasoning.alignment import align_text
 from cruxtui.core.sandbox.jobs import tracer
 from cruxtui.core.trace.steps import Trace, from_wire
 
@@ -88,3 +89,26 @@ def test_values_survive_the_json_round_trip() -> None:
     tr = run("def f(s):\n    return s.split()", "f('a b')")
     again = Trace.from_json(tr.to_json())
     assert again.steps[1].values == [("s.split()", "['a', 'b']")]
+
+
+def test_a_subscript_written_with_a_value_is_the_one_the_line_read_with_a_variable() -> None:
+    """`seen` has 200 slots, too big a state to rebuild; the program still read `seen[i]` with
+    i = 3, and that is the `seen[3]` the chain speaks of."""
+    code = (
+        "def f(xs):\n"
+        "    seen = [0] * 200\n"
+        "    for x in xs:\n"
+        "        seen[x] += 1\n"
+        "    best = 0\n"
+        "    for i in range(len(seen)):\n"
+        "        if seen[i] > seen[best]:\n"
+        "            best = i\n"
+        "    return best\n"
+    )
+    tr = from_wire(code, "f([3, 7, 3])", tracer.run(code, "f([3, 7, 3])"))
+    right = "After counting, seen[3] = 2 and seen[7] = 1, so the best slot is 3. f returns 3."
+    assert align_text(right, tr).first_divergence is None
+    wrong = "After counting, seen[3] = 1 and seen[7] = 1, so the first of them wins. f returns 3."
+    div = align_text(wrong, tr).first_divergence
+    assert div is not None and wrong[div.claim.start : div.claim.end] == "seen[3] = 1"
+    assert div.true_value == "2"

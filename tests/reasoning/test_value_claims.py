@@ -384,3 +384,13 @@ def test_a_bare_digit_in_a_table_column_of_characters_is_that_character() -> Non
     quiet(table, tr)
     wrong = "| ch | n |\n|---|---|\n| x | 0 |\n| 8 | 8 |\n| y | 8 |\n\nn ends at 8."
     assert flagged(align_text(wrong, tr), wrong) == "8"
+
+
+def test_a_value_before_an_arrow_to_a_verdict_is_stated() -> None:
+    """Trace notation: "b[1] = 'q' → equal → go on": the arrow leads to the chain's verdict on
+    the value, so the value before it is stated."""
+    code = "def f(a, b):\n    n = 0\n    while n < len(a) and a[n] == b[n]:\n        n += 1\n    return n\n"
+    tr = run(code, "f('xyz', 'xqz')")
+    wrong = "- n = 0: a[0] = 'x', b[0] = 'x' → equal\n- n = 1: a[1] = 'y', b[1] = 'y' → equal\n"
+    assert flagged(align_text(wrong, tr), wrong) == "b[1] = 'y'"
+    quiet("- n = 0: a[0] = 'x', b[0] = 'x' → equal\n- n = 1: b[1] = 'q' → differs, stop", tr)

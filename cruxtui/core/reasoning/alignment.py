@@ -5,8 +5,10 @@
 line of this frame has run") by a monotone dynamic programme (`step_placement`), after working
 out the value of every claim's subject at every position (`frame_eval`: variables from the
 trace, expressions as the program computed them or evaluated in the sandbox). Each claim is then
-judged consistent, contradicted (with the true value) or unverifiable (`claim_judge`); the first
-contradicted claim is the first divergence.
+judged consistent, contradicted (with the true value) or unverifiable (`claim_judge`). Two
+passes follow: when the chain's answer is right a contradiction must rest on strong evidence
+(`answer_bar`), and a wrong value the program never computes is followed back to where the
+chain first states it (`carried_values`). The first contradicted claim is the first divergence.
 
 Values first, wording second: a stated value the program never had where the chain's order
 places it is the evidence of a slip; the words only say which value is meant, and when they do

@@ -12,10 +12,11 @@ go in one sandbox call; distinct states only (by the variables the expression re
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from typing import Any
 
 from cruxtui.core.reasoning.claim_types import BINDING, CONDITION, EXPRESSION, Claim
-from cruxtui.core.reasoning.literal_scan import OPAQUE, value_key
+from cruxtui.core.reasoning.literal_scan import OPAQUE, literal_value, value_key
 from cruxtui.core.reasoning.trace_positions import Positions
 from cruxtui.core.util import safe_ast
 
@@ -86,9 +87,12 @@ class ClaimValues:
             if names is None:
                 continue
             recorded = inner.replace(" ", "")
+            written = _canonical(inner)
             groups: dict[int, list[int]] = {}
             for k in range(n):
                 got = self.pos.computed[k].get(recorded) if self.pos.computed else None
+                if got is None and self.pos.sources and written is not None:
+                    got = _computed_as(written, self.pos.sources[k], self.pos.env[k])
                 if got is not None and expr == inner:
                     row[k] = got
                     continue
@@ -119,6 +123,67 @@ class ClaimValues:
             row = self.table[expr]
             for k in ks:
                 row[k] = text
+
+
+def _computed_as(
+    written: str, computed: tuple[tuple[str, str], ...], env: dict[str, str]
+) -> str | None:
+    """The value the line computed for a sub-expression that *is* the written one once its
+    variables are given their values there: `counts[5]` is `counts[i]` where i is 5 (so a
+    claim about a state too big to rebuild is still judged where the program read it)."""
+    for src, value in computed:
+        if _canonical_with(src, env) == written:
+            return value
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _cached_names(src: str) -> tuple[str, ...] | None:
+    return _names(src)
+
+
+@lru_cache(maxsize=65536)
+def _canonical(src: str) -> str | None:
+    try:
+        return ast.unparse(safe_ast.parse(src, mode="eval"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _canonical_with(src: str, env: dict[str, str]) -> str | None:
+    """`src` with each variable that holds a small int or a short string replaced by it."""
+    names = _cached_names(src)
+    if not names:
+        return None
+    bound = tuple(
+        (name, env[name])
+        for name in names
+        if name in env and len(env[name]) <= 40 and isinstance(literal_value(env[name]), int | str)
+    )
+    if not bound:
+        return None
+    return _substituted(src, bound)
+
+
+@lru_cache(maxsize=65536)
+def _substituted(src: str, bound: tuple[tuple[str, str], ...]) -> str | None:
+    values: dict[str, int | str] = {}
+    for name, rep in bound:
+        value = literal_value(rep)
+        if isinstance(value, int | str):
+            values[name] = value
+
+    class Put(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in values and isinstance(node.ctx, ast.Load):
+                return ast.copy_location(ast.Constant(values[node.id]), node)
+            return node
+
+    try:
+        tree = safe_ast.parse(src, mode="eval")
+        return ast.unparse(Put().visit(tree))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 _BUILTIN_NAMES = frozenset(

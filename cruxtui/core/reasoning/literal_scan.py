@@ -141,7 +141,8 @@ CLEAN_AFTER = re.compile(
     r"\s*(?:$|\.(?![\w(\[]|\.\.?-?\d)|[,;:!?)\]}\n]|(?:and|so|now|then|after|because|since|which|at|in|when|as|before|"
     r"for|while|but|thus|hence|therefore|here|again|too|still|(?:at|by) this point|from|on|"
     r"instead|unchanged|afterwards|in\s+total|overall|now|there|as\s+well|at\s+that\s+point|"
-    r"in\s+that\s+iteration|this\s+time|yet|either|anyway|each\s+time|every\s+time)\b|\(|--|—|–)",
+    r"in\s+that\s+iteration|this\s+time|yet|either|anyway|each\s+time|every\s+time)\b|\(|--|—|–"
+    r"|(?:->|→|=>)\s*(?![-\d'\"\[({`]|(?:True|False|None)\b))",
     re.I,
 )
 # Between an expression and its value: "'ab' + 'c' = 'abc'", "..., which gives 'abc'".

@@ -47,7 +47,7 @@ _BIND_VERB = (
     r"|becomes|will\s+be|would\s+be|remains|stays|gets\s+set\s+to|equals|holds|contains"
     r"|(?:now\s+)?(?:refers|points)\s+to\s+(?:position|index)"
     r"|has\s+(?:the\s+)?value|(?:now\s+)?(?:becomes|equals|holds)|turns\s+into|changes\s+to"
-    r"|(?:is|gets|was)\s+(?:re)?assigned(?:\s+to)?|ends\s+up\s+(?:as|being)|:=|=(?!=)|->|→|:"
+    r"|(?:is|gets|was)\s+(?:re)?assigned(?:\s+to)?|ends\s+(?:up\s+)?(?:as|being)|finishes\s+as|:=|=(?!=)|->|→|:"
     r"|(?:now\s+)?is\s+(?:now\s+|then\s+|still\s+|set\s+to\s+|updated\s+to\s+|changed\s+to\s+|"
     r"equal\s+to\s+|initiali[sz]ed\s+to\s+|initially\s+|bound\s+to\s+|going\s+to\s+be\s+)?)"
 )

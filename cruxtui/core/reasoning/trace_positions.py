@@ -34,6 +34,8 @@ class Positions:
     """The position belongs to the first activation of f (not a helper, not recursion)."""
     computed: list[dict[str, str]] = field(default_factory=list)
     """Sub-expression source (spaces removed) -> value, as the line at this position computes."""
+    sources: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+    """The same sub-expressions with their source as written, and their values."""
     loop_values: dict[str, list[str]] = field(default_factory=dict)
     """A `for` target of f's own frame -> the values it takes, in order (loops entered once)."""
 
@@ -112,8 +114,9 @@ def positions(trace: Any, shape: CodeFacts) -> Positions:
         ran, env, cond, loop_exit, iteration, iters if header else None, returns_at, first_line, top
     )
 
+    positions_.sources = [tuple(getattr(st, "values", ())) for st in steps]
     positions_.computed = [
-        {src.replace(" ", ""): value for src, value in getattr(st, "values", ())} for st in steps
+        {src.replace(" ", ""): value for src, value in pairs} for pairs in positions_.sources
     ]
     positions_.loop_values = _loop_values(steps, shape, ran, top)
     return positions_
