@@ -580,3 +580,31 @@ async def test_process_mode_answers_the_benchmark(official: Dataset) -> None:
     finally:
         proc.kill()
         proc.wait(5)
+
+
+async def test_many_requests_in_flight_spread_over_pools_and_all_come_back(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Past `SHARD_CONNECTIONS` requests in flight, plain requests go to extra connection pools
+    (the HTTP library walks a pool's every connection per request); each request still gets its
+    own answer, and closing the backend closes every pool."""
+    import asyncio
+
+    from cruxtui.core.models.openai_compat import SHARD_CONNECTIONS
+
+    with FakeOpenAI(constant(ANSWER), latency=0.2) as srv:
+        b = backend(srv)
+        prompts = [
+            build_prompt(
+                Sample(f"s{i}", SAMPLE.code, str(i), str(2 * i)), "output", "direct", "chat"
+            )
+            for i in range(40)
+        ]
+        results = await asyncio.gather(*(b.complete(p, SamplingParams(n=1)) for p in prompts))
+        pools = list(b._pools)
+        assert len(pools) >= 40 // SHARD_CONNECTIONS // 2 >= 2  # spread while 40 were in flight
+        await b.aclose()
+    assert all(p.is_closed for p in pools) and b._pools == []
+    assert len(srv.log.requests) == 40 and all("f(21) == 42" in r[0].text for r in results)
+    bodies = {r.body["messages"][-1]["content"] for r in srv.log.requests}
+    assert len(bodies) == 40  # every prompt sent once, none twice

@@ -327,3 +327,17 @@ def test_the_input_task_goal_restated_is_not_a_claim_about_the_proposed_run() ->
     assert div is not None and chain[div.claim.start : div.claim.end] == "f([3, 5])"
     right = chain.replace("3 and 5", "3 and 4").replace("[3, 5]", "[3, 4]")
     assert align_text(right, run(DOUBLE, "f([3, 4])"), target="[6, 8]").first_divergence is None
+
+
+def test_a_printed_call_of_another_shape_is_no_answer() -> None:
+    """`print(f([3, 4], 9))  # [1]` is a made-up example (another arity): no answer; the same
+    comment on the call asked about is one."""
+    for other in ("print(f([3, 4], 9))  # Returns: [1]", ">>> f('34')\n[1]"):
+        chain = f"Trying it:\n```python\n{other}\n```"
+        assert align_text(chain, run()).first_divergence is None, other
+    for same in (
+        "print(f([3, 4]))  # Returns: [1]",
+        "print(f([3, 4], nums=[3, 4]))  # Returns: [1]",
+    ):
+        chain = f"Trying it:\n```python\n{same}\n```"  # a stray keyword: still the call
+        assert flagged(align_text(chain, run())) == "# Returns: [1]", same

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import importlib
 import json
 import logging
 import os
@@ -49,6 +50,13 @@ OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "sk-no-key-required"
 """Sent to servers that need no key (local vLLM, llama.cpp, Ollama): the client insists on one."""
 
+
+SHARD_CONNECTIONS = 8
+"""Requests in flight per HTTP connection pool before plain requests spread over one more pool.
+The HTTP library walks every connection of a pool (and probes the idle ones) on each request
+and each response, so one pool for 64 requests in flight spends as much CPU on that walk as on
+the requests themselves; pools of eight cut the client's CPU per request by a sixth at
+concurrency 64 (measured beside one pool in `benchmarks/bench_runner.py`'s setting)."""
 
 _DROPPABLE = ("stream_options", "seed")
 """Optional request fields a server may refuse; the request is repeated without them."""
@@ -128,6 +136,20 @@ def _int_or_none(value: Any) -> int | None:
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+_tls: Any = None
+
+
+def _shared_tls(http: Any) -> Any:
+    """One TLS context for every extra connection pool, made by the HTTP library the client uses
+    (`httpx` or a fork of it): building one loads the certificate store (~0.1 s), too slow to
+    repeat per pool on the event loop."""
+    global _tls
+    if _tls is None:
+        root = next(c for c in type(http).__mro__ if c.__name__ == "AsyncClient").__module__
+        _tls = importlib.import_module(root.split(".")[0]).create_ssl_context()
+    return _tls
 
 
 def normalize_base_url(url: str) -> str:
@@ -245,6 +267,11 @@ class OpenAICompatBackend:
         self._max_completion_tokens = False
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._plain_headers: dict[str, str] | None = None
+        self._pools: list[Any] = []
+        """Extra HTTP clients (connection pools) for plain requests beside the client's own,
+        added as requests in flight grow (`SHARD_CONNECTIONS`); they belong to `_client`'s loop."""
+        self._turn = 0
+        self._in_flight = 0
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend({self.spec.model!r} at {self.base_url}, api={self.spec.api})"
@@ -272,9 +299,31 @@ class OpenAICompatBackend:
         if self._client is None or self._client_loop is not loop:
             self._client = self._new_client()
             self._client_loop = loop
+            self._pools = []  # the old loop's pools cannot serve this one
         return self._client
 
+    def _pool_for_request(self, http: Any) -> Any:
+        """The connection pool for the next plain request: the client's own while few are in
+        flight, else the next of enough pools to keep each near `SHARD_CONNECTIONS`."""
+        wanted = self._in_flight // SHARD_CONNECTIONS
+        while len(self._pools) < wanted:
+            self._pools.append(
+                type(http)(
+                    timeout=http.timeout,
+                    limits=openai.DEFAULT_CONNECTION_LIMITS,
+                    follow_redirects=http.follow_redirects,
+                    verify=_shared_tls(http),
+                )
+            )
+        if not self._pools:
+            return http
+        self._turn = (self._turn + 1) % (len(self._pools) + 1)
+        return http if self._turn == 0 else self._pools[self._turn - 1]
+
     async def aclose(self) -> None:
+        pools, self._pools = self._pools, []
+        for pool in pools:
+            await pool.aclose()
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
@@ -396,12 +445,16 @@ class OpenAICompatBackend:
             headers=headers,
             timeout=self.timeout,
         )
+        pool = self._pool_for_request(http)
+        self._in_flight += 1
         try:
-            response = await http.send(request, stream=True)
+            response = await pool.send(request, stream=True)
         except Exception as exc:  # noqa: BLE001 - the HTTP library's transport errors, as `post` maps them
             if "Timeout" in type(exc).__name__:
                 raise openai.APITimeoutError(request=request) from exc
             raise openai.APIConnectionError(request=request) from exc
+        finally:
+            self._in_flight -= 1
         if response.status_code >= 400:
             try:
                 await response.aread()

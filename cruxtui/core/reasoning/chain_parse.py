@@ -265,7 +265,7 @@ def _answers(
     there is no answer block, the last answer given — even an assertion inside code, or a bare
     value at the end."""
     forms = answer_forms(work[:body_end])
-    comments = comment_answers(work[:body_end])
+    comments = comment_answers(work[:body_end], call)
     in_code = [c for c in forms if any(s <= c.start < e for s, e in spans)]
     found = [c for c in forms if c not in in_code] + comments
     prose = blank(work, spans)[:body_end]

@@ -191,12 +191,15 @@ def answer_forms(text: str) -> list[Claim]:
     return out
 
 
-def comment_answers(text: str) -> list[Claim]:
+def comment_answers(text: str, call: str | None = None) -> list[Claim]:
     """A call of f with its value or exception as the comment (`print(f(x))  # [3, 1]`,
     `f(x)  # => 'ab'`, `f(x)  # TypeError: ...`), a REPL's `>>> f(x)` with the value under it,
-    a fenced value under "Output:": the chain's words about f's result inside code."""
+    a fenced value under "Output:": the chain's words about f's result inside code. A call of
+    another shape than the traced `call` (a made-up example) is another run: no answer."""
     out: list[Claim] = []
     for m in _PRINT_COMMENT.finditer(text):
+        if tests_another_call(m.group(0), call):
+            continue
         got = _value_at(text, m.end())
         if got is not None:
             end, value = got
@@ -204,12 +207,16 @@ def comment_answers(text: str) -> list[Claim]:
             out.append(Claim(RETURN, text[s:end], value, start=s, end=end))
     for m in list(_REPL.finditer(text)) + list(_FENCED_OUTPUT.finditer(text)):
         # `>>> f(x)` and the value on the next line; "Output:" over a fenced value.
+        if tests_another_call(m.group(0), call):
+            continue
         shown = literal_answer(m.group("v"))
         if shown is not None:
             out.append(
                 Claim(RETURN, m.group("v").strip(), shown, start=m.start("v"), end=m.end("v"))
             )
     for m in _RAISE_COMMENT.finditer(text):
+        if tests_another_call(m.group(0), call):
+            continue
         line_end = text.find("\n", m.end())
         end = len(text) if line_end < 0 else line_end
         s = m.start("exc")
@@ -563,9 +570,10 @@ def _call_args(call: str) -> Any:
     return repr(args), kwargs
 
 
-def _call_shape(call: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """The types of a literal call's positional arguments and its keyword names: a misquoted
-    input keeps its shape, a call of f on something else usually does not."""
+def _call_shape(call: str) -> tuple[str, ...] | None:
+    """The types of a literal call's positional arguments: a misquoted input keeps its shape
+    (a stray keyword added to it too: `f('ab', f='ab')`), a call of f on something else
+    usually does not."""
     try:
         node = safe_ast.parse(call.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -573,10 +581,9 @@ def _call_shape(call: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     if not isinstance(node, ast.Call):
         return None
     try:
-        types = tuple(type(ast.literal_eval(a)).__name__ for a in node.args)
+        return tuple(type(ast.literal_eval(a)).__name__ for a in node.args)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None
-    return types, tuple(sorted(k.arg or "" for k in node.keywords))
 
 
 def final_claim(chain: Chain) -> Claim | None:

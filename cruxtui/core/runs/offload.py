@@ -10,20 +10,23 @@ returns its result or raises its exception.
 
 Never a new way to fail: a call that cannot be pickled (a scorer a caller made up) or that the
 helper cannot import, and any call while the helper cannot start or after it died mid-call, runs
-in the calling thread instead, and a dead helper is started
-afresh on the next call. The helper ignores Ctrl-C (the parent decides what an interrupt stops)
-and leaves quietly when its parent is gone.
+in the calling thread instead, and a dead helper is started afresh on the next call. The helper
+ignores Ctrl-C (the parent decides what an interrupt stops), writes nothing to the terminal (under
+the TUI it is the parent's screen) and leaves quietly when its parent is gone.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import multiprocessing
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
@@ -34,13 +37,30 @@ _LOST = (EOFError, OSError)
 """What a connection raises once the other side is gone."""
 
 
+class _Channel:
+    """Both ends of the parent's side: requests out on one pipe, replies in on the other."""
+
+    def __init__(self, out: Connection, back: Connection) -> None:
+        self.out, self.back = out, back
+
+    def send(self, message: Any) -> None:
+        self.out.send(message)
+
+    def recv(self) -> Any:
+        return self.back.recv()
+
+    def close(self) -> None:
+        self.out.close()
+        self.back.close()
+
+
 class Offload:
     """One helper process, shared by every caller in this process (one call at a time)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._conn: Any = None
-        self._proc: Any = None
+        self._conn: _Channel | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._failed_start = False
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -71,53 +91,84 @@ class Offload:
     def pid(self) -> int | None:
         """The helper's process id while it runs (None before its first call or once gone)."""
         proc = self._proc
-        return proc.pid if proc is not None and proc.is_alive() else None
+        return proc.pid if proc is not None and proc.poll() is None else None
 
     def close(self) -> None:
         with self._lock:
             self._close()
 
-    def _connection(self) -> Any:
-        if self._conn is not None and self._proc is not None and self._proc.is_alive():
+    def _connection(self) -> _Channel | None:
+        if self._conn is not None and self._proc is not None and self._proc.poll() is None:
             return self._conn
         self._close()
         if self._failed_start:
             return None
+        # A plain child of its own (not multiprocessing's spawn, which would run the parent's
+        # main script again in a script without a `__main__` guard), in its own session so the
+        # terminal's Ctrl-C reaches only the parent; calls name their functions by module, found
+        # on the parent's `sys.path`.
+        requests_in, requests_out = os.pipe()
+        replies_in, replies_out = os.pipe()
         try:
-            ctx = multiprocessing.get_context("spawn")  # never fork a process with threads
-            mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=serve, args=(theirs,), name="cruxtui-scoring", daemon=True)
-            proc.start()
-            theirs.close()
-        except Exception as exc:  # noqa: BLE001 - no helper: everything runs in the caller
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    _BOOT,
+                    json.dumps(sys.path),
+                    str(requests_in),
+                    str(replies_out),
+                ],
+                pass_fds=(requests_in, replies_out),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
             log.warning("cannot start the scoring process (%s); scoring in this process", exc)
             self._failed_start = True
+            for fd in (requests_out, replies_in):
+                os.close(fd)
             return None
-        self._conn, self._proc = mine, proc
-        return mine
+        finally:
+            os.close(requests_in)
+            os.close(replies_out)
+        self._conn = _Channel(
+            Connection(requests_out, readable=False), Connection(replies_in, writable=False)
+        )
+        self._proc = proc
+        return self._conn
 
     def _close(self) -> None:
         if self._conn is not None:
             self._conn.close()
-        if self._proc is not None and self._proc.is_alive():
-            self._proc.terminate()
-            self._proc.join(1)
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.terminate()
+            try:
+                self._proc.wait(2)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
         self._conn = self._proc = None
 
 
-def serve(conn: Any) -> None:
-    """The helper's loop: a call in, its result (or exception) out, until the parent goes.
+_BOOT = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "from cruxtui.core.runs.offload import serve; serve(int(sys.argv[2]), int(sys.argv[3]))"
+)
 
-    Its output goes nowhere: under the TUI the terminal is the parent's screen, and everything
-    the helper has to say travels back with the call."""
+
+def serve(requests: int, replies: int) -> None:
+    """The helper's loop: a call in, its result (or exception) out, until the parent goes (its
+    end of the request pipe closes, even when it was killed)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    quiet = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(quiet, 1)
-    os.dup2(quiet, 2)
-    os.close(quiet)
+    calls = Connection(requests, writable=False)
+    answers = Connection(replies, readable=False)
     while True:
         try:
-            fn, args = conn.recv()
+            fn, args = calls.recv()
         except _LOST:
             return
         except Exception as exc:  # noqa: BLE001 - a call that does not unpickle here
@@ -128,12 +179,12 @@ def serve(conn: Any) -> None:
             except Exception as exc:  # noqa: BLE001 - the caller raises it
                 reply = ("error", exc)
         try:
-            conn.send(reply)
+            answers.send(reply)
         except _LOST:
             return
         except Exception as exc:  # noqa: BLE001 - a result or exception that does not pickle
             try:
-                conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+                answers.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
             except _LOST:
                 return
 
@@ -143,9 +194,12 @@ _shared_lock = threading.Lock()
 
 
 def shared_offload() -> Offload:
-    """The process-wide helper, started on first use; multiprocessing ends it at exit."""
+    """The process-wide helper, started on first use and ended at exit."""
     global _shared
     with _shared_lock:
         if _shared is None:
+            import atexit
+
             _shared = Offload()
+            atexit.register(_shared.close)
         return _shared
