@@ -341,3 +341,12 @@ def test_a_printed_call_of_another_shape_is_no_answer() -> None:
     ):
         chain = f"Trying it:\n```python\n{same}\n```"  # a stray keyword: still the call
         assert flagged(align_text(chain, run())) == "# Returns: [1]", same
+
+
+def test_beside_a_test_of_the_call_itself_other_inputs_are_other_runs() -> None:
+    """The chain tests the call asked about (its value unreadable) and, beside it, another
+    input of the same shape: that one is an example, not a misquoted answer."""
+    chain = "A check:\n```python\nassert f([1]) == [5]\nassert f([3, 4]) == [g(3), 8]\n```"
+    assert align_text(chain, run()).first_divergence is None
+    alone = "A check:\n```python\nassert f([1]) == [5]\n```"  # no test of the call: misquoted
+    assert flagged(align_text(alone, run())) == "assert f([1]) == [5]"

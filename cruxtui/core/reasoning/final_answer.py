@@ -539,6 +539,35 @@ def tests_another_call(text: str, call: str | None) -> bool:
     return named is not None and named != _call_shape(call)
 
 
+def tests_the_call(text: str, call: str | None) -> bool:
+    """Does `text` hold an assertion about exactly the traced `call` (its value readable or
+    not: `assert f([1, 2]) == [f(5), 1]`)? Then that is where the chain answers, and tests of
+    other inputs beside it are other runs."""
+    want = _call_args(call) if call else None
+    if want is None:
+        return False
+    for m in _ASSERT_F.finditer(text):
+        paren = text.find("(", m.end() - 1)
+        close = call_end(text, paren) if paren >= 0 else None
+        start = text.rfind("f", m.start(), paren + 1)
+        if close is not None and _call_args(text[start:close]) == want:
+            return True
+    return False
+
+
+def same_call(text: str, call: str | None) -> bool:
+    """Does `text` name f with exactly the traced call's arguments?"""
+    want = _call_args(call) if call else None
+    m = _CALL_F.search(text)
+    close = call_end(text, m.end() - 1) if m else None
+    return (
+        want is not None
+        and m is not None
+        and close is not None
+        and (_call_args(text[m.start() : close]) == want)
+    )
+
+
 def names_a_call(text: str) -> bool:
     """Does `text` write out a call of f with literal arguments (`f('ab', 2)`, `f()`)?"""
     m = _CALL_F.search(text)
