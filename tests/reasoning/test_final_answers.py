@@ -348,5 +348,7 @@ def test_beside_a_test_of_the_call_itself_other_inputs_are_other_runs() -> None:
     input of the same shape: that one is an example, not a misquoted answer."""
     chain = "A check:\n```python\nassert f([1]) == [5]\nassert f([3, 4]) == [g(3), 8]\n```"
     assert align_text(chain, run()).first_divergence is None
-    alone = "A check:\n```python\nassert f([1]) == [5]\n```"  # no test of the call: misquoted
-    assert flagged(align_text(alone, run())) == "assert f([1]) == [5]"
+    alone = "A check:\n```python\nassert f([3, 44]) == [5]\n```"  # no test of the call: misquoted
+    assert flagged(align_text(alone, run())) == "assert f([3, 44]) == [5]"
+    other = "A check:\n```python\nassert f([1]) == [5]\n```"  # another input altogether
+    assert align_text(other, run()).first_divergence is None
