@@ -284,7 +284,9 @@ def _answers(
         if tests_the_call("\n".join(work[a:b] for a, b in spans), call):
             coded = [c for c in coded if same_call(c.text, call)]  # the others: other inputs
         last = sorted(
-            [c for c in forms if c not in in_code] + coded + comments,
+            [c for c in forms if c not in in_code and not tests_another_call(c.text, call)]
+            + coded
+            + comments,
             key=lambda c: c.start,
         )
         ending = answer_after_thinking(text) or closing_answer(work, names=frozenset(names))

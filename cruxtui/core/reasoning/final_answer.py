@@ -516,7 +516,13 @@ def other_calls(
         final.subject_f = False  # (parsed without the call)
     goal = literal_value(target) if target is not None and is_literal(target) else None
     for c in chain.claims:
-        if c.kind not in (RETURN, RAISE) or c is final or c.source != "prose":
+        if c.kind not in (RETURN, RAISE) or c.source != "prose":
+            continue
+        if c is final:
+            # The final answer is f's answer whatever arguments it repeats, unless it names a
+            # call of another shape (a made-up example): that is another run.
+            if tests_another_call(c.text, call):
+                c.subject_f = False
             continue
         m = _CALL_F.search(c.text)
         if (
@@ -639,9 +645,12 @@ def _call_shape(call: str) -> tuple[str, ...] | None:
     if not isinstance(node, ast.Call):
         return None
     try:
-        return tuple(type(ast.literal_eval(a)).__name__ for a in node.args)
+        args = [ast.literal_eval(a) for a in node.args]
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None
+    if any(a is Ellipsis for a in args):
+        return None  # `f(...)`: the call asked about, its arguments left out
+    return tuple(type(a).__name__ for a in args)
 
 
 def final_claim(chain: Chain) -> Claim | None:
