@@ -142,3 +142,16 @@ def test_the_input_task_target_taken_apart_is_the_question() -> None:
         "'cde'. Take s = 'zacde': s[2:] = 'cde' and s[0] = 'a'. So f('zacde')."
     )
     assert flagged(align_text(text, tr, target="'cdea'"), text) == "s[0] = 'a'"
+
+
+def test_unclosed_brackets_in_untrusted_text_are_given_up_on() -> None:
+    """A run of unclosed brackets is no literal: the scan gives up past `MAX_DEPTH` levels (so
+    each bracket costs a bounded look, not a scan to the end of the text), and the chain is still
+    read around it."""
+    from cruxtui.core.reasoning.literal_scan import MAX_DEPTH, scan_balanced
+
+    assert scan_balanced("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), 0) is None
+    assert scan_balanced("[" * MAX_DEPTH + "]" * MAX_DEPTH, 0) == 2 * MAX_DEPTH
+    tr = run(INITIALS, "f(['apple', 'kiwi', 'fig'])")
+    text = "Noise " + "[" * 3000 + "\n\nPut together that makes 'akg'. So f returns 'akg'."
+    assert flagged(align_text(text, tr), text) == "Put together that makes 'akg'"

@@ -55,7 +55,7 @@ def carry_back(
         if want is None or want in done:
             continue
         done.add(want)
-        for s, e in _stated(masked, want, 0, j.claim.start):
+        for s, e in _stated(masked, want, 0, j.claim.start, len(j.claim.value)):
             if any(a <= s < b for a, b in taken_back) or _in_code_comment(chain.text, masked, s):
                 continue
             step = next((st for st in chain.steps if st.start <= s < st.end), None)
@@ -156,9 +156,12 @@ def _parts(obj: object) -> set[object]:
     return out
 
 
-def _stated(text: str, want: object, lo: int, hi: int) -> list[tuple[int, int]]:
-    """Where in text[lo:hi] a literal equal to `want` is stated (see the module doc)."""
+def _stated(text: str, want: object, lo: int, hi: int, size: int) -> list[tuple[int, int]]:
+    """Where in text[lo:hi] a literal equal to `want` (written in about `size` characters) is
+    stated (see the module doc). A literal is read within a window a few times its size, so
+    unbalanced brackets in untrusted text cost linear time, not quadratic."""
     found: list[tuple[int, int]] = []
+    window = 4 * size + 64
     i = lo
     while i < hi:
         c = text[i]
@@ -166,11 +169,11 @@ def _stated(text: str, want: object, lo: int, hi: int) -> list[tuple[int, int]]:
         if not starts or (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")):
             i += 1
             continue
-        got = scan_literal(text, i)
+        got = scan_literal(text[i : min(hi, i + window)], 0)
         if got is None:
             i += 1
             continue
-        end, lit = got
+        end, lit = got[0] + i, got[1]
         if end <= hi and value_key(lit) == want and _stands_alone(text, i, end):
             found.append((i, end))
         i = end

@@ -42,8 +42,14 @@ def scan_string(text: str, i: int) -> int | None:
     return None
 
 
+MAX_DEPTH = 64
+"""Brackets nested deeper than this are no literal a chain states (and `literal_eval` could not
+read it anyway): giving up there keeps a run of unclosed brackets in untrusted text linear."""
+
+
 def scan_balanced(text: str, i: int) -> int | None:
-    """End index of the bracketed expression opening at text[i], skipping over string literals."""
+    """End index of the bracketed expression opening at text[i], skipping over string literals
+    (None when it does not close, or nests deeper than `MAX_DEPTH`)."""
     stack = [OPEN_BRACKETS[text[i]]]
     j = i + 1
     while j < len(text):
@@ -56,6 +62,8 @@ def scan_balanced(text: str, i: int) -> int | None:
             continue
         if c in OPEN_BRACKETS:
             stack.append(OPEN_BRACKETS[c])
+            if len(stack) > MAX_DEPTH:
+                return None
         elif c in ")]}":
             if c != stack.pop():
                 return None

@@ -1169,7 +1169,7 @@ _UNITS = (
     r"pairs|tuples|lists|integers|ints"
 )
 _LIT_LEN_RE = re.compile(
-    r"(?P<lit>'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\])\s*(?:[-—–,:(]\s*)?(?:that's|that\s+is|which\s+is|"
+    r"(?P<lit>'[^'\n]{0,400}'|\"[^\"\n]{0,400}\"|\[[^\]\n]{0,400}\])\s*(?:[-—–,:(]\s*)?(?:that's|that\s+is|which\s+is|"
     r"it\s+has|has|is|has\s+length|of\s+length)\s+" + _NUM + r"\s+(?:" + _UNITS + r"|long)\b",
     re.I,
 )
