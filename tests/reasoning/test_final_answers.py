@@ -341,3 +341,43 @@ def test_a_printed_call_of_another_shape_is_no_answer() -> None:
     ):
         chain = f"Trying it:\n```python\n{same}\n```"  # a stray keyword: still the call
         assert flagged(align_text(chain, run())) == "# Returns: [1]", same
+
+
+def test_beside_a_test_of_the_call_itself_other_inputs_are_other_runs() -> None:
+    """The chain tests the call asked about (its value unreadable) and, beside it, another
+    input of the same shape: that one is an example, not a misquoted answer."""
+    chain = "A check:\n```python\nassert f([1]) == [5]\nassert f([3, 4]) == [g(3), 8]\n```"
+    assert align_text(chain, run()).first_divergence is None
+    alone = "A check:\n```python\nassert f([3, 44]) == [5]\n```"  # no test of the call: misquoted
+    assert flagged(align_text(alone, run())) == "assert f([3, 44]) == [5]"
+    other = "A check:\n```python\nassert f([1]) == [5]\n```"  # another input altogether
+    assert align_text(other, run()).first_divergence is None
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        # The comment gives the value of the comparison, not of f.
+        "Checking:\n```python\nf([3, 4]) == g(1)  # Output: false\n```",
+        # Of more than f: a method applied to its result.
+        "Checking:\n```python\nf([3, 4]).count(6)  # Output: 5\n```",
+        # Of another function's call, on the line above a comment alone on its line.
+        "Checking:\n```python\nprint(helper())\n# Output: [5, 5]\n```",
+        # A comment line in a fence, even in a fence of broken code, is code's.
+        "Checking:\n```python\nf(-1, [2]) -> {}\n# (the first item of the output is 7)\n```",
+    ],
+)
+def test_a_comment_speaks_of_f_only_on_the_call_itself(chain: str) -> None:
+    assert align_text(chain, run()).first_divergence is None, chain
+
+
+def test_a_result_comment_on_the_call_itself_is_the_answer() -> None:
+    chain = "Checking:\n```python\nprint(f([3, 4]))\n# Output: [5, 5]\n```"
+    assert flagged(align_text(chain, run())) == "Output: [5, 5]"
+
+
+def test_a_final_answer_on_a_call_of_another_shape_is_another_run() -> None:
+    chain = "Doubling each item, f(7, [1]) → [6, 9]."
+    assert align_text(chain, run()).first_divergence is None
+    elided = "Doubling each item, so `f(...) == [6, 9]`."  # the call asked about, args left out
+    assert flagged(align_text(elided, run())) == "f(...) == [6, 9]"

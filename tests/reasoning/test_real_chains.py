@@ -9,6 +9,7 @@ import json
 import re
 
 from cruxtui.core.reasoning.alignment import CONTRADICTED, align_text
+from cruxtui.core.reasoning.claim_types import RETURN
 from cruxtui.core.trace.steps import trace_many
 from tests.conftest import REPO
 
@@ -38,6 +39,15 @@ def code_in(text: str, code: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _asserts(line: str, call: str) -> bool:
+    """Does the line state the value of exactly `call` (`assert f(x) == X`, `f(x) == X`,
+    `print(f(x))  # X`, `f(x)  # Output: X`)?"""
+    squeezed = re.sub(r"\s+", "", line.replace('"', "'")).removeprefix("assert")
+    squeezed = squeezed.removeprefix("print(")
+    want = re.sub(r"\s+", "", call.replace('"', "'"))
+    return squeezed.startswith((want + "==", want + "#", want + ")#"))
+
+
 def _python(src: str) -> bool:
     import ast
 
@@ -63,7 +73,13 @@ def test_code_in_real_chains_never_gives_a_divergence(official) -> None:  # noqa
             labelled = label is not None and j.claim.start < label[1] and label[0] < j.claim.end
             if j.verdict == CONTRADICTED and not labelled and result.first_divergence is j:
                 inside = [s for s in spans if s[0] < j.claim.end and j.claim.start < s[1]]
-                assert not inside, (row["sample"], j.claim.text)
+                # The one answer that lives in code: a value stated for exactly the call asked
+                # about (`assert f([]) == ()`, `f([]) == ()`, `f([])  # Output: ()`): a claim
+                # about this run like any other, not code.
+                text = row["text"]
+                line = text[text.rfind("\n", 0, j.claim.start) + 1 : j.claim.end]
+                answer = j.claim.kind == RETURN and _asserts(line, tr.call)
+                assert not inside or answer, (row["sample"], j.claim.text)
         # A fenced block of Python (the prompt's `== ??` included) is code to the parser too.
         for s, e in spans:
             block = row["text"][s:e]

@@ -38,7 +38,9 @@ from cruxtui.core.reasoning.final_answer import (
     concluding_value,
     namely_returns,
     names_a_call,
+    same_call,
     tests_another_call,
+    tests_the_call,
     type_claims,
     word_answers,
 )
@@ -279,8 +281,12 @@ def _answers(
         coded = [
             c for c in in_code if names_a_call(c.text) and not tests_another_call(c.text, call)
         ]
+        if tests_the_call("\n".join(work[a:b] for a, b in spans), call):
+            coded = [c for c in coded if same_call(c.text, call)]  # the others: other inputs
         last = sorted(
-            [c for c in forms if c not in in_code] + coded + comments,
+            [c for c in forms if c not in in_code and not tests_another_call(c.text, call)]
+            + coded
+            + comments,
             key=lambda c: c.start,
         )
         ending = answer_after_thinking(text) or closing_answer(work, names=frozenset(names))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
+from cruxtui.core.reasoning.final_answer import call_end
 from cruxtui.core.reasoning.python_lines import (
     parses,
     reads_as_code,
@@ -33,7 +34,8 @@ _HEADER = re.compile(r"(?:def|class|for|while|if|elif|else|try|except|finally|wi
 
 def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
     """(start, end) spans of `text` that are code, in order, not overlapping."""
-    spans = [(m.start(), m.end()) for m in _FENCE.finditer(text) if _is_code_block(m.group(0))]
+    fences = [(m.start(), m.end(), _is_code_block(m.group(0))) for m in _FENCE.finditer(text)]
+    spans = [(s, e) for s, e, code in fences if code]
     source_lines = {ln.strip() for ln in code.splitlines() if len(ln.strip()) >= 4}
     lines = _lines(text)
     i = 0
@@ -67,8 +69,10 @@ def code_spans(text: str, code: str = "") -> list[tuple[int, int]]:
             spans.append((start, lines[i + group - 1][1]))
             i += group
             continue
-        if _is_code_line(stripped, indent, source_lines):
-            spans.append((start, end))
+        if _is_code_line(stripped, indent, source_lines) or (
+            stripped.startswith("#") and any(s <= start < e for s, e, _ in fences)
+        ):
+            spans.append((start, end))  # (a comment in a fence is code's, like the fence)
         i += 1
     spans += _listed_values(lines, spans)
     return _without_comments(text, _merged(spans), source_lines)
@@ -142,8 +146,11 @@ def _without_comments(
     out: list[tuple[int, int]] = []
     for s, e in spans:
         cur = s
-        pattern = _ANY_COMMENT if _quotes_f(text[s:e], source_lines) else _COMMENT
+        quoted = _quotes_f(text[s:e], source_lines)
+        pattern = _ANY_COMMENT if quoted else _COMMENT
         for m in pattern.finditer(text, s, e):
+            if not quoted and not _annotates_f(text, m.start()):
+                continue  # `print(g())  # Output: 128`: the result of other code
             line_end = text.find("\n", m.start(), e)
             line_end = e if line_end < 0 else line_end
             if m.start() > cur:
@@ -154,11 +161,33 @@ def _without_comments(
     return out
 
 
+_CALLS_F = re.compile(r"(?<![\w.])f\s*\(")
+
+
+def _annotates_f(text: str, hash_at: int) -> bool:
+    """Does the result comment at `hash_at` annotate a call of f — the call itself, maybe
+    printed — on its own line or, for a comment alone on its line, on the line above?"""
+    line_start = text.rfind("\n", 0, hash_at) + 1
+    code = text[line_start:hash_at]
+    if not code.strip() and line_start > 0:
+        prev_start = text.rfind("\n", 0, line_start - 1) + 1
+        code = text[prev_start : line_start - 1]
+    m = _CALLS_F.search(code)
+    if m is None or code[: m.start()].strip() not in ("", "print(", ">>>", ">>> print("):
+        return False
+    close = call_end(code, m.end() - 1)
+    # the call itself, maybe printed: `f(x).strip()  # ...` gives the value of more than f
+    return close is not None and re.fullmatch(r"[\s)]*", code[close:]) is not None
+
+
 def _quotes_f(code: str, source_lines: set[str]) -> bool:
     """Is every statement of this stretch of code a line of `f` as written?"""
     lines = [ln.split("  #")[0].split("\t#")[0].strip() for ln in code.splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith(("#", "```", "~~~", "..."))]
     return bool(lines) and bool(source_lines) and all(ln in source_lines for ln in lines)
+
+
+_MARKUP = re.compile(r"\s*(?:(?:<\s*/?\s*[A-Za-z_]\w*\s*>|\[\s*/?\s*[A-Z_]+\s*[\]>]|\?\?+)\s*)+")
 
 
 def _is_code_block(block: str) -> bool:
@@ -179,8 +208,8 @@ def _is_code_block(block: str) -> bool:
     k = 0
     while k < len(lines):
         line = lines[k]
-        if not line.strip():
-            k += 1
+        if not line.strip() or _MARKUP.fullmatch(line) or line.lstrip().startswith("#"):
+            k += 1  # blank, a comment, or only the prompt's markup (`<value> [/ANSWER]`)
             continue
         group = statement_group(lines, k)
         indent = len(line) - len(line.lstrip())

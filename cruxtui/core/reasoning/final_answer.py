@@ -28,6 +28,7 @@ read by `prose_claims`.
 from __future__ import annotations
 
 import ast
+import difflib
 import keyword
 import re
 from typing import Any
@@ -191,6 +192,18 @@ def answer_forms(text: str) -> list[Claim]:
     return out
 
 
+def _comment_on_the_call(line: str) -> bool:
+    """Does a line's result comment speak of f's result? Only when the line is the call itself,
+    maybe printed (`f(x)  # 3`, `print(f(x))  # 3`); on `f(x) == [1]  # False` or
+    `f(x).upper()  # 'AB'` it gives the value of the whole expression."""
+    m = _CALL_F.search(line)
+    close = call_end(line, m.end() - 1) if m else None
+    if m is None or close is None:
+        return False
+    rest = line[close:].split("#", 1)[0]
+    return re.fullmatch(r"[\s)]*", rest) is not None
+
+
 def comment_answers(text: str, call: str | None = None) -> list[Claim]:
     """A call of f with its value or exception as the comment (`print(f(x))  # [3, 1]`,
     `f(x)  # => 'ab'`, `f(x)  # TypeError: ...`), a REPL's `>>> f(x)` with the value under it,
@@ -198,7 +211,7 @@ def comment_answers(text: str, call: str | None = None) -> list[Claim]:
     another shape than the traced `call` (a made-up example) is another run: no answer."""
     out: list[Claim] = []
     for m in _PRINT_COMMENT.finditer(text):
-        if tests_another_call(m.group(0), call):
+        if tests_another_call(m.group(0), call) or not _comment_on_the_call(m.group(0)):
             continue
         got = _value_at(text, m.end())
         if got is not None:
@@ -434,23 +447,25 @@ _RETURNS_TYPE = re.compile(
     r"(?:^|(?<=[.!?:]\s)|(?<=\n))[ \t>*_-]*(?:so\s+|thus\s+|hence\s+|therefore,?\s+)?"
     r"(?:the\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n()]*\))?`?)\s+"
     r"(?:always\s+|will\s+|then\s+)?returns\s+(?:an?|one)\s+"
-    r"(?:(?:new|single|sorted|reversed|modified|plain|python|non-empty|nonempty)\s+)?"
+    r"(?:(?P<empty>empty)\s+|(?:new|single|sorted|reversed|modified|plain|python|non-empty|nonempty)\s+)?"
     r"(?P<noun>" + "|".join(sorted(_TYPE_NOUNS, key=len, reverse=True)) + r")\b(?!\s*\(|\.\w)",
     re.I | re.M,
 )
 
 
 def type_claims(text: str) -> list[Claim]:
-    """ "The function returns a list of the first counts": f's result is of that type. Only
-    for f named as the subject at the head of a sentence (never "it", "this function" — a
-    rewritten one — or a hedge: "check if f() returns a list")."""
+    """ "The function returns a list of the first counts": f's result is of that type ("an
+    empty list": that value). Only for f named as the subject at the head of a sentence (never
+    "it", "this function" — a rewritten one — or a hedge: "check if f() returns a list")."""
     out = []
     for m in _RETURNS_TYPE.finditer(text):
         noun = _TYPE_NOUNS[m.group("noun").lower()]
         start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*_-"))
-        out.append(
-            Claim(RETURN, text[start : m.end()], f"{TYPE_PREFIX}{noun}>", start=start, end=m.end())
-        )
+        empty = _EMPTY_VALUES.get(m.group("noun").lower()) if m.group("empty") else None
+        if m.group("empty") and empty is None:
+            continue  # "an empty integer": no such value
+        value = empty if empty is not None else f"{TYPE_PREFIX}{noun}>"
+        out.append(Claim(RETURN, text[start : m.end()], value, start=start, end=m.end()))
     return out
 
 
@@ -501,7 +516,13 @@ def other_calls(
         final.subject_f = False  # (parsed without the call)
     goal = literal_value(target) if target is not None and is_literal(target) else None
     for c in chain.claims:
-        if c.kind not in (RETURN, RAISE) or c is final or c.source != "prose":
+        if c.kind not in (RETURN, RAISE) or c.source != "prose":
+            continue
+        if c is final:
+            # The final answer is f's answer whatever arguments it repeats, unless it names a
+            # call of another shape (a made-up example): that is another run.
+            if tests_another_call(c.text, call):
+                c.subject_f = False
             continue
         m = _CALL_F.search(c.text)
         if (
@@ -536,7 +557,50 @@ def tests_another_call(text: str, call: str | None) -> bool:
     if m is None or close is None:
         return False
     named = _call_shape(text[m.start() : close])
-    return named is not None and named != _call_shape(call)
+    if named is None:
+        return False
+    if named != _call_shape(call):
+        return True
+    # Of the same shape: a misquote keeps most of the input ('ThisIsSoAtroctive' for
+    # 'ThisIsSoAtrocious'); another input ('2568' for '03625163633 d') is another run.
+    got, want = _call_args(text[m.start() : close]), _call_args(call)
+    if got is None or want is None:
+        return False
+    return difflib.SequenceMatcher(None, _bare_args(got[0]), _bare_args(want[0])).ratio() < 0.5
+
+
+def _bare_args(args_repr: str) -> str:
+    """The arguments' text without the quotes and brackets every call of the shape shares."""
+    return re.sub(r"""[\s'"(),\[\]{}]""", "", args_repr)
+
+
+def tests_the_call(text: str, call: str | None) -> bool:
+    """Does `text` hold an assertion about exactly the traced `call` (its value readable or
+    not: `assert f([1, 2]) == [f(5), 1]`)? Then that is where the chain answers, and tests of
+    other inputs beside it are other runs."""
+    want = _call_args(call) if call else None
+    if want is None:
+        return False
+    for m in _ASSERT_F.finditer(text):
+        paren = text.find("(", m.end() - 1)
+        close = call_end(text, paren) if paren >= 0 else None
+        start = text.rfind("f", m.start(), paren + 1)
+        if close is not None and _call_args(text[start:close]) == want:
+            return True
+    return False
+
+
+def same_call(text: str, call: str | None) -> bool:
+    """Does `text` name f with exactly the traced call's arguments?"""
+    want = _call_args(call) if call else None
+    m = _CALL_F.search(text)
+    close = call_end(text, m.end() - 1) if m else None
+    return (
+        want is not None
+        and m is not None
+        and close is not None
+        and (_call_args(text[m.start() : close]) == want)
+    )
 
 
 def names_a_call(text: str) -> bool:
@@ -581,9 +645,12 @@ def _call_shape(call: str) -> tuple[str, ...] | None:
     if not isinstance(node, ast.Call):
         return None
     try:
-        return tuple(type(ast.literal_eval(a)).__name__ for a in node.args)
+        args = [ast.literal_eval(a) for a in node.args]
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None
+    if any(a is Ellipsis for a in args):
+        return None  # `f(...)`: the call asked about, its arguments left out
+    return tuple(type(a).__name__ for a in args)
 
 
 def final_claim(chain: Chain) -> Claim | None:

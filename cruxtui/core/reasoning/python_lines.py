@@ -262,7 +262,7 @@ def statement_group(lines: list[str], i: int, limit: int = 12) -> int:
     """How many lines from `lines[i]` form one statement: a line that leaves a bracket open
     runs on until the bracket closes (a call spread over lines), if the joined text parses
     (after repairs). 1 when it stands alone."""
-    if len(lines[i]) > _LONG:
+    if len(lines[i]) > _LONG or not any(c in lines[i] for c in "([{"):
         return 1
     depth, _ = bracket_depth(strip_comment(lines[i]))
     if depth <= 0:
