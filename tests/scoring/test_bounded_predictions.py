@@ -185,3 +185,15 @@ def test_cruxtui_run_stores_a_verdict_for_a_deeply_nested_answer(tmp_path: Path)
         failures = db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
     assert len(kinds) == 2 and failures == 0
     assert all(k != "pass" for k in kinds)
+
+
+def test_parsing_untrusted_text_prints_no_warnings() -> None:
+    """An invalid escape in a model's text (a SyntaxWarning since 3.12, a DeprecationWarning
+    before) is no reason to print over the terminal or the TUI."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        safe_ast.parse('s = "\\d+"')
+        safe_ast.parse('"a\\.b"', mode="eval")
+    assert [str(w.message) for w in seen] == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import threading
+import warnings
 from typing import Any, Literal, overload
 
 _PARSE_LOCK = threading.Lock()
@@ -25,12 +26,17 @@ def parse(text: str, mode: Literal["exec"] = "exec") -> ast.Module: ...
 def parse(text: str, mode: str = "exec") -> ast.AST:
     """`ast.parse(text, mode=mode)`; every failure is a SyntaxError whose `msg` says why.
 
-    One parse at a time in a process: CPython 3.11's parser keeps its recursion depth in shared
-    state, so two threads parsing at once (scoring runs checks from a thread pool) can fail with
-    "SystemError: AST constructor recursion depth mismatch" on ordinary text.
+    Warnings about the text are not shown. One parse at a time in a process: CPython 3.11's
+    parser keeps its recursion depth in shared state, so two threads parsing at once (scoring
+    runs checks from a thread pool) can fail with "SystemError: AST constructor recursion depth
+    mismatch" on ordinary text.
     """
     try:
-        with _PARSE_LOCK:
+        with _PARSE_LOCK, warnings.catch_warnings():
+            # Untrusted text is not the user's code: an invalid escape in it ("\\d", a
+            # SyntaxWarning since 3.12) must not be printed over the terminal or the TUI.
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
             return ast.parse(text, mode=mode)
     except SyntaxError:
         raise
