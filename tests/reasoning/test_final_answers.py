@@ -381,3 +381,94 @@ def test_a_final_answer_on_a_call_of_another_shape_is_another_run() -> None:
     assert align_text(chain, run()).first_divergence is None
     elided = "Doubling each item, so `f(...) == [6, 9]`."  # the call asked about, args left out
     assert flagged(align_text(elided, run())) == "f(...) == [6, 9]"
+
+
+KEEP = "def f(items, k):\n    out = [x for x in items if x > k]\n    return out"
+"""f([5, 7], 9) returns [] and f([5, 7], 1) returns its first argument's value, [5, 7]."""
+
+
+@pytest.mark.parametrize(
+    ("chain", "call", "value"),
+    [
+        ("Nothing in the list beats k. So the function returns nothing.", "f([5, 7], 9)", "None"),
+        ("No item is large enough, so in the end f returns zero.", "f([5, 7], 9)", "0"),
+        ("Every item is kept? No: the result is two.", "f([5, 7], 9)", "2"),
+        ("Neither item passes. This function returns an empty dict.", "f([5, 7], 9)", "{}"),
+        ("Both pass the filter. The function returns false here.", "f([5, 7], 1)", "False"),
+        (
+            "Walking through it, the filter drops 5. It returns the items unchanged.",
+            "f([5, 7], 6)",
+            "[5, 7]",
+        ),
+        ("Only 7 is bigger, so f returns the original list.", "f([5, 7], 6)", "[5, 7]"),
+        ("Only 7 survives. Thus the output is the input list unchanged.", "f([5, 7], 6)", "[5, 7]"),
+    ],
+)
+def test_a_final_answer_described_in_words_is_that_value(chain: str, call: str, value: str) -> None:
+    result = align_text(chain, run(KEEP, call))
+    answers = [j for j in result.judgements if j.claim.kind == RETURN]
+    assert [j.claim.value for j in answers] == [value]
+    assert answers[0].verdict == CONTRADICTED
+
+
+@pytest.mark.parametrize(
+    ("chain", "call"),
+    [
+        ("Neither item is above nine, so the function returns an empty list.", "f([5, 7], 9)"),
+        ("Both are above one. So f returns the original list.", "f([5, 7], 1)"),
+        ("Each item beats k, so it returns items unchanged.", "f([5, 7], 1)"),
+        ("Neither item is over 9. The result is an empty list (`[]`).", "f([5, 7], 9)"),
+    ],
+)
+def test_a_right_answer_described_in_words_agrees(chain: str, call: str) -> None:
+    result = align_text(chain, run(KEEP, call))
+    assert result.first_divergence is None
+    assert [j.verdict for j in result.judgements if j.claim.kind == RETURN] == ["consistent"]
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "The function might return nothing when nothing is kept.",
+        "Perhaps f could return zero; it should return the original list.",
+        "If no item is bigger than k, the function returns nothing.",
+        "The function returns nothing if every item is small.",
+        "Does the function return the original list?",
+        "The filter builds a new list, and `x > k` returns True.",
+        "The function returns a list of the items bigger than k.",
+        "The function returns the original list with the small items dropped.",
+        "Here is my version:\n\n    def g(items):\n        return None\n\nThis function returns nothing.",
+        "```python\nassert f([5, 7], 6) is None  # the function returns nothing.\n```",
+        "The function returns the original list (`[5]`).",
+        "The function returns nothing. Then it is called: f([5, 7], 6) gives [7].",
+    ],
+)
+def test_a_description_that_is_hedged_conditional_elsewhere_or_not_last_is_no_answer(
+    chain: str,
+) -> None:
+    result = align_text(chain, run(KEEP, "f([5, 7], 6)"))
+    described = [
+        j
+        for j in result.judgements
+        if j.claim.kind == RETURN and j.claim.value in ("None", "0", "[5, 7]")
+    ]
+    assert described == [], chain
+    assert result.first_divergence is None or result.first_divergence.claim.value == "[7]"
+
+
+def test_the_original_argument_of_a_function_that_changes_it_is_no_value() -> None:
+    """f appends to its argument and returns it: "the same list" is that object, changed, and
+    "the original list" does not say which state is meant."""
+    code = "def f(nums):\n    nums.append(0)\n    return nums"
+    tr = run(code, "f([1])")
+    assert align_text("So the function returns the same list.", tr).judgements == []
+    result = align_text("So the function returns nums unchanged.", tr)
+    assert flagged(result) == "So the function returns nums unchanged"
+
+
+def test_the_input_named_generically_must_be_one_argument() -> None:
+    code = "def f(a, b):\n    return a"
+    tr = run(code, "f('x', 'y')")
+    assert align_text("The function returns the original string.", tr).judgements == []
+    result = align_text("The function returns the original a.", tr)
+    assert [j.verdict for j in result.judgements] == ["consistent"]

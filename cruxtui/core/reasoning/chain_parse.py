@@ -20,6 +20,7 @@ from cruxtui.core.reasoning.claim_types import (
     EXPRESSION,
     ITERATION,
     LOOP_COUNT,
+    RAISE,
     RETURN,
     Chain,
     Claim,
@@ -36,6 +37,7 @@ from cruxtui.core.reasoning.final_answer import (
     closing_answer,
     comment_answers,
     concluding_value,
+    described_answer,
     namely_returns,
     names_a_call,
     same_call,
@@ -242,6 +244,7 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
             step.claims.append(claim)
         steps.append(step)
     _answers(text, work, spans, steps, body_end, block is not None, facts.names, call)
+    _described(text, work, spans, steps, body_end, code, call)
     sentences = [(st.start, st.end) for st in steps]
     for claim in retract(masked, [c for st in steps for c in st.claims], sentences):
         home = next((st for st in steps if st.start <= claim.start < st.end), None)
@@ -314,6 +317,33 @@ def _answers(
     steps.sort(key=lambda st: st.start)
     for i, st in enumerate(steps):
         st.index = i
+
+
+def _described(
+    text: str,
+    work: str,
+    spans: list[tuple[int, int]],
+    steps: list[ReasoningStep],
+    body_end: int,
+    code: str,
+    call: str | None,
+) -> None:
+    """The final answer said in words that denote one value ("the function returns the
+    original list"; `final_answer.described_answer`): taken only when no other answer, in any
+    form, follows it."""
+    claim = described_answer(blank(work, spans)[:body_end], text, code, call)
+    if claim is None:
+        return
+    claims = [c for st in steps for c in st.claims]
+    if any(c.kind in (RETURN, RAISE) and c.start >= claim.start for c in claims):
+        return
+    if any(claim.start < c.end and c.start < claim.end for c in claims):
+        return
+    home = next((st for st in steps if st.start <= claim.start < st.end), None)
+    if home is None:
+        return
+    home.claims.append(claim)
+    home.claims.sort(key=lambda c: c.start)
 
 
 _SUPPOSE = re.compile(

@@ -34,6 +34,7 @@ import re
 from typing import Any
 
 from cruxtui.core.reasoning.claim_types import RAISE, RETURN, Chain, Claim
+from cruxtui.core.reasoning.code_facts import CHANGING
 from cruxtui.core.reasoning.literal_scan import is_literal, literal_value, scan_literal
 from cruxtui.core.scoring.answers import extract
 from cruxtui.core.util import safe_ast
@@ -675,3 +676,181 @@ def thinking_end(text: str) -> int | None:
 def blank_think_tags(text: str) -> str:
     """The `<think>` tags themselves are markup, not words of the chain (offsets kept)."""
     return _THINK_TAGS.sub(lambda m: " " * len(m.group(0)), text)
+
+
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ]
+    )
+}
+_GENERIC_NOUNS = {
+    "input": None,
+    "argument": None,
+    "value": None,
+    "list": list,
+    "array": list,
+    "string": str,
+    "str": str,
+    "dict": dict,
+    "dictionary": dict,
+    "tuple": tuple,
+    "set": set,
+    "number": int,
+    "integer": int,
+}
+_DESCRIBED = re.compile(
+    r"(?:^|(?<=[.!:]\s)|(?<=\n)|(?<=,\s)(?=(?:so|thus|hence|therefore)\b))[ \t>*_-]*"
+    r"(?:(?:so|thus|hence|therefore|finally|in\s+the\s+end|in\s+this\s+case|overall)\b,?\s+)*"
+    r"(?:(?P<subj>(?:the|this)\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n]*?\))?`?|it)"
+    r"\s+(?:(?:then|simply|just|always)\s+)?(?:will\s+(?:simply\s+|just\s+)?)?"
+    r"(?:return|returns|outputs?|gives\s+back|evaluates\s+to)"
+    r"|(?:the\s+|its\s+)?(?:final\s+)?(?:output|result|answer|return\s+value)"
+    r"(?:\s+of\s+`?f\([^\n`]*?\)`?)?\s+(?:is|will\s+be))\s+"
+    r"(?P<desc>(?:an?|the)\s+empty\s+(?P<empty>list|string|str|dict|dictionary|tuple|set)"
+    r"|`?(?P<const>nothing|none|true|false)`?"
+    r"|(?P<num>" + "|".join(_NUMBER_WORDS) + r")"
+    r"|(?:the\s+|its\s+)?(?:original|same|unchanged|unmodified)\s+(?:input\s+)?`?(?P<orig>\w+)`?"
+    r"(?:\s+(?:unchanged|unmodified|as\s+it\s+was(?:\s+(?:passed|given))?))?"
+    r"|(?:the\s+|its\s+)?(?:input\s+)?`?(?P<kept>\w+)`?\s+(?:unchanged|unmodified))"
+    r"(?:\s*\((?P<paren>[^()\n]*)\))?(?:,?\s+(?:here|in\s+this\s+case|for\s+this\s+(?:input|call)))?"
+    r"(?=\s*(?:[.!](?:\s|$)|$|,?\s+(?:because|since|as)\b|,\s*which\b))",
+    re.I | re.M,
+)
+
+
+def _arguments(code: str, call: str) -> dict[str, str] | None:
+    """f's parameters and the literal values the call passes them (None when f or the call
+    cannot be read, or an argument is not a literal)."""
+    try:
+        tree = safe_ast.parse(code)
+        node = safe_ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    fn = next((d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == "f"), None)
+    if fn is None or not isinstance(node, ast.Call) or fn.args.vararg or fn.args.kwarg:
+        return None
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    if len(node.args) > len(params):
+        return None
+    try:
+        given = {p: ast.literal_eval(a) for p, a in zip(params, node.args, strict=False)}
+        given |= {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+    if len(given) != len(params):
+        return None  # a default stands for one: which one "the input" is is not said
+    return {p: repr(v) for p, v in given.items()}
+
+
+def _argument_named(noun: str, args: dict[str, str]) -> str | None:
+    """The one argument "the original <noun>" denotes: a parameter by its name, else the only
+    argument of that kind ("the input": f's only argument)."""
+    if noun in args:
+        return args[noun]
+    kind = _GENERIC_NOUNS.get(noun.lower(), Ellipsis)
+    if kind is Ellipsis:
+        return None
+    fits = [v for v in args.values() if kind is None or type(literal_value(v)) is kind]
+    if kind is None and len(args) != 1:
+        return None
+    return fits[0] if len(fits) == 1 else None
+
+
+def _changed_in_place(code: str, name: str) -> bool:
+    """Does f change its argument `name` in place (`name.append(..)`, `name[i] = ..`,
+    `name += ..`)? "The original list" is then the same object, holding another value."""
+    try:
+        tree = safe_ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            base = node.func.value
+            if isinstance(base, ast.Name) and base.id == name and node.func.attr in CHANGING:
+                return True
+        targets: list[ast.expr] = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for t in targets:
+            if isinstance(t, ast.Name) and t.id == name and isinstance(node, ast.AugAssign):
+                return True
+            if isinstance(t, (ast.Subscript, ast.Attribute)):
+                while isinstance(t, (ast.Subscript, ast.Attribute)):
+                    t = t.value
+                if isinstance(t, ast.Name) and t.id == name:
+                    return True
+    return False
+
+
+def _rewritten_before(text: str, at: int, code: str) -> bool:
+    """Does a function other than f as given (a rewrite, a helper) appear before `at`? "The
+    function" may then be that one."""
+    source = {ln.strip() for ln in code.splitlines() if ln.strip()}
+    for m in re.finditer(r"^[ \t]*def\s+\w+\s*\(", text[:at], re.M):
+        indent = len(m.group(0)) - len(m.group(0).lstrip())
+        for ln in text[m.start() : at].splitlines():
+            if ln.strip().startswith("```"):
+                break
+            if ln.strip() and ln.strip() not in source:
+                if len(ln) - len(ln.lstrip()) <= indent and not ln.lstrip().startswith("def"):
+                    break  # the block ended
+                return True
+    return False
+
+
+def described_answer(prose: str, text: str, code: str, call: str | None) -> Claim | None:
+    """The last commitment to f's result in words that denote one value: "the function returns
+    nothing", "f returns zero", "the output is an empty dict", "it returns the original list"
+    (the argument as passed), "the function returns the input unchanged". f (or its output) must
+    be the sentence's subject and the sentence a plain statement (no hedge, no condition, no
+    question), in prose; a description that does not pin a value ("a list of the numbers") is
+    none. `prose`: the chain with code blanked; `text`: as written."""
+    found = list(_DESCRIBED.finditer(prose))
+    if not found:
+        return None
+    m = found[-1]
+    value: str | None
+    if m.group("empty"):
+        value = _EMPTY_VALUES[m.group("empty").lower()]
+    elif m.group("const"):
+        value = ({"nothing": "None"} | _WORD_CONSTANTS)[m.group("const").lower()]
+    elif m.group("num"):
+        value = str(_NUMBER_WORDS[m.group("num").lower()])
+    else:
+        noun = m.group("orig") or m.group("kept")
+        args = _arguments(code, call) if call else None
+        value = _argument_named(noun, args) if args else None
+        said_unchanged = m.group("kept") or re.search(
+            r"unchanged|unmodified|as\s+it\s+was", m.group("desc"), re.I
+        )
+        if value is not None and not said_unchanged:
+            same = [p for p, v in (args or {}).items() if v == value]
+            if any(_changed_in_place(code, p) for p in same):
+                value = None  # "the same list": the object, changed
+    if value is None:
+        return None
+    paren = (m.group("paren") or "").strip().strip("`").strip()
+    if is_literal(paren) and repr(literal_value(paren)) != repr(literal_value(value)):
+        return None  # two values given: which one is meant is not said
+    subj = (m.group("subj") or "").lower()
+    if subj in ("it", "the function", "this function") and _rewritten_before(text, m.start(), code):
+        return None
+    start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*_-"))
+    return Claim(RETURN, text[start : m.end()], value, start=start, end=m.end())
