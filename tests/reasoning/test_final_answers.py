@@ -396,7 +396,7 @@ KEEP = "def f(items, k):\n    out = [x for x in items if x > k]\n    return out"
         ("Neither item passes. This function returns an empty dict.", "f([5, 7], 9)", "{}"),
         ("Both pass the filter. The function returns false here.", "f([5, 7], 1)", "False"),
         (
-            "Walking through it, the filter drops 5. It returns the items unchanged.",
+            "The function drops 5 and keeps 7. It returns the items unchanged.",
             "f([5, 7], 6)",
             "[5, 7]",
         ),
@@ -416,7 +416,7 @@ def test_a_final_answer_described_in_words_is_that_value(chain: str, call: str, 
     [
         ("Neither item is above nine, so the function returns an empty list.", "f([5, 7], 9)"),
         ("Both are above one. So f returns the original list.", "f([5, 7], 1)"),
-        ("Each item beats k, so it returns items unchanged.", "f([5, 7], 1)"),
+        ("The function keeps each item, so it returns items unchanged.", "f([5, 7], 1)"),
         ("Neither item is over 9. The result is an empty list (`[]`).", "f([5, 7], 9)"),
     ],
 )
@@ -440,6 +440,8 @@ def test_a_right_answer_described_in_words_agrees(chain: str, call: str) -> None
         "Here is my version:\n\n    def g(items):\n        return None\n\nThis function returns nothing.",
         "```python\nassert f([5, 7], 6) is None  # the function returns nothing.\n```",
         "The function returns the original list (`[5]`).",
+        "Then `items.count(4)` is called. It returns zero.",
+        "The filter keeps 7. It returns the original list.",
         "The function returns nothing. Then it is called: f([5, 7], 6) gives [7].",
     ],
 )

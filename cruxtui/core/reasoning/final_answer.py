@@ -815,6 +815,20 @@ def _rewritten_before(text: str, at: int, code: str) -> bool:
     return False
 
 
+_F_SUBJECT = re.compile(
+    r"[ \t>*_-]*(?:(?:so|thus|hence|then|first|next|finally|in\s+this\s+case)\b,?\s+)*"
+    r"(?:(?:the|this)\s+function\b|function\s+`?f\b|`?f(?:\([^\n]*?\))?`?\s)",
+    re.I,
+)
+
+
+def _sentence_before(text: str, at: int) -> str:
+    """The sentence that ends just before `at`."""
+    head = text[:at].rstrip()
+    cut = max(head.rfind(". ", 0, len(head) - 1), head.rfind("\n"), head.rfind("! "))
+    return head[cut + 1 :].lstrip() if cut >= 0 else head.lstrip()
+
+
 def described_answer(prose: str, text: str, code: str, call: str | None) -> Claim | None:
     """The last commitment to f's result in words that denote one value: "the function returns
     nothing", "f returns zero", "the output is an empty dict", "it returns the original list"
@@ -850,6 +864,8 @@ def described_answer(prose: str, text: str, code: str, call: str | None) -> Clai
     if is_literal(paren) and repr(literal_value(paren)) != repr(literal_value(value)):
         return None  # two values given: which one is meant is not said
     subj = (m.group("subj") or "").lower()
+    if subj == "it" and not _F_SUBJECT.match(_sentence_before(prose, m.start())):
+        return None  # "it" is f only when the sentence before speaks of f
     if subj in ("it", "the function", "this function") and _rewritten_before(text, m.start(), code):
         return None
     start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*_-"))
