@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.screen import Screen
+from textual.worker import Worker
 
 from cruxtui.core.cases.build import case_from_scored, latest_failure
 from cruxtui.core.cases.case_file import (
@@ -30,16 +31,23 @@ from cruxtui.tui.state import AppState
 
 def save_failure(
     screen: Screen[Any], state: AppState, sample: Sample, run_id: str | None = None
-) -> None:
+) -> Worker[Path | None]:
     """Start the save flow for `sample` on `screen`; a worker, since it waits for the modal. A
     variant made on the Perturb screen is saved with its transform chain and base sample."""
-    screen.run_worker(
-        _save(screen, state, sample, run_id),
+
+    async def work() -> Path | None:
+        return await _save(screen, state, sample, run_id)
+
+    # A function, not a coroutine made here: a worker cancelled before it starts (a second `s`
+    # replaces it) then leaves no coroutine that was never awaited.
+    worker: Worker[Path | None] = screen.run_worker(  # annotated: mypy cannot infer it
+        work,
         name="Save case",
         group="save-case",
         exclusive=True,
         exit_on_error=False,
     )
+    return worker
 
 
 async def _save(
