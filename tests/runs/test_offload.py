@@ -75,6 +75,14 @@ def test_a_helper_killed_mid_call_falls_back_and_is_replaced(offload: Offload) -
     assert second not in (first, os.getpid())
 
 
+def test_start_boots_the_helper_before_the_first_call(offload: Offload) -> None:
+    assert offload.pid is None
+    offload.start()
+    started = offload.pid
+    assert started not in (None, os.getpid())
+    assert offload.call(os.getpid) == started
+
+
 def test_the_helper_ignores_ctrl_c(offload: Offload) -> None:
     helper = offload.call(os.getpid)
     os.kill(helper, signal.SIGINT)

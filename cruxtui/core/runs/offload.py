@@ -87,6 +87,12 @@ class Offload:
                         # "refused": the helper cannot import what the call names
         return fn(*args)
 
+    def start(self) -> None:
+        """Start the helper now (if it is not running), so that it boots while the first
+        requests are out instead of when the first answers wait for it."""
+        with self._lock:
+            self._connection()
+
     @property
     def pid(self) -> int | None:
         """The helper's process id while it runs (None before its first call or once gone)."""

@@ -330,6 +330,7 @@ class Runner:
         sink that fails (a full disk) stops the requests, and requests that stop (done, or the
         run aborted) let the sink store what came back first."""
         self._queue = asyncio.Queue()
+        await asyncio.to_thread(shared_offload().start)  # boots while the first requests are out
         batched = not self.stream and callable(getattr(self.plan.backend, "complete_batch", None))
         size = self._batch_size() if batched else self.queue_size
         self._room = asyncio.Semaphore(size)
