@@ -126,12 +126,15 @@ _COND_TRUTH_RE = re.compile(
     + r"\b|\s+(?P<truth3>holds|fails|does\s+not\s+hold|doesn't\s+hold)\b",
     re.I,
 )
+_THE_CONDITION = r"\bthe\s+(?:`?(?:if|while|elif)`?\s+|loop\s+)?condition\s+"
+"""The code's test named by its role ("the condition", "the `if` condition"), not written out."""
 _COND_HOLDS_RE = re.compile(
-    r"\bthe\s+(?:if\s+|while\s+|loop\s+)?condition\s+(?:`[^`]*`\s+)?(?:is|evaluates\s+to|holds)\s+"
+    _THE_CONDITION + r"(?:`[^`]*`\s+)?(?:is|evaluates\s+to|holds)\s+"
     r"(?:therefore\s+|thus\s+)?`?"
     + _TRUTH
-    + r"\b|\bthe\s+condition\s+(?P<neg>does\s+not|doesn't)\s+hold\b"
-    r"|\bthe\s+condition\s+holds\b",
+    + r"\b|"
+    + _THE_CONDITION
+    + r"(?:(?P<neg>does\s+not\s+hold|doesn't\s+hold|fails|is\s+violated)|holds|passes|succeeds)\b",
     re.I,
 )
 _BRANCH_RE = re.compile(
@@ -1120,6 +1123,45 @@ def find_membership(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_STR_OPERAND = r"'[^'\n]*'|\"[^\"\n]*\"|[A-Za-z_]\w*"
+_AFFIX_RE = re.compile(
+    r"`?(?P<s>" + _STR_OPERAND + r")`?\s+(?P<neg>does\s+not\s+|doesn't\s+|does\s+|still\s+)?"
+    r"(?P<verb>starts?|begins?|ends?)\s+(?:with|in)\s+`?(?P<affix>" + _STR_OPERAND + r")`?",
+    re.I,
+)
+
+
+def find_affixes(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "'ababa' does end with 'ab'", "word doesn't start with 'x'": a prefix or suffix test
+    stated in words, as the condition `s.endswith(affix)` (each side a string literal or a
+    variable of f; a name that is neither, "the word ends with 'ab'", is no subject)."""
+    claims: list[Claim] = []
+    for m in _AFFIX_RE.finditer(text):
+        s, affix = m.group("s"), m.group("affix")
+        if any(not (is_literal(x) or x in facts.names) for x in (s, affix)):
+            continue
+        if not any(is_literal(x) for x in (s, affix)) and not m.group(0).startswith("`"):
+            continue  # two bare names in prose ("the loop ends with i") are words, not a test
+        method = "startswith" if m.group("verb").lower().startswith(("s", "b")) else "endswith"
+        expr = resolve_expression(f"{s}.{method}({affix})", facts)
+        if expr is None:
+            continue
+        neg = (m.group("neg") or "").lower()
+        truth = str(not re.search(r"not|n't", neg))
+        claims.append(
+            Claim(
+                CONDITION,
+                m.group(0),
+                truth,
+                name=expr,
+                condition=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
 _ANAPHORA_RE = re.compile(
     r"\b(?:so\s+|and\s+)?(?:this|that|it|which)(?:'s|\s+is(?:\s+still|\s+now|\s+just)?|\s+gives|"
     r"\s+evaluates\s+to|\s+returns|\s+yields|\s+becomes|\s+comes\s+out\s+as)\s+",
@@ -1787,6 +1829,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     results = find_results(text, facts.names)
     members = (
         find_membership(text, facts)
+        + find_affixes(text, facts)
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
@@ -1864,6 +1907,13 @@ def find_questions(text: str, facts: CodeFacts) -> list[Claim]:
 
 _ASKED_RE = re.compile(r"\b(?:is|does)\s+(?P<cond>[^?\n]{3,80}?)\s*\?\s*$", re.I)
 _ANSWERED_RE = re.compile(r"\s*(?P<ans>yes|yep|no|nope)\b", re.I)
+_ANSWERED_LAST_RE = re.compile(
+    r"(?:[,;:]|\s[-–—])\s*(?:so\s+|and\s+so\s+|hence\s+|thus\s+)?(?:the\s+answer\s+is\s+)?"
+    r"(?P<ans>yes|no)\s*[.!]?\s*$",
+    re.I,
+)
+"""The answer to a question as the last word of the next sentence ("target is 'box.', and 'x.'
+is not one of its words, so no.")."""
 
 
 def answer_questions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
@@ -1871,21 +1921,43 @@ def answer_questions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
     answered at the start of the next is a condition claim, read in the answer's sentence."""
     for prev, step in zip(steps, steps[1:], strict=False):
         asked = _ASKED_RE.search(prev.text)
-        said = _ANSWERED_RE.match(step.text)
+        said = _ANSWERED_RE.match(step.text) or _ANSWERED_LAST_RE.search(step.text)
         if asked is None or said is None:
             continue
         got = find_questions(f"is {asked.group('cond')}? {said.group('ans')}", facts)
         if not got:
             continue
         claim = got[0]
-        claim.start, claim.end = prev.start + asked.start(), step.start + said.end()
-        claim.text = f"{prev.text[asked.start() :].strip()} {said.group('ans')}"
-        step.claims.insert(0, claim)
+        if said.start() > 0:  # answered at the end: the claim is the clause the answer closes
+            head = max(step.text.rfind(",", 0, said.start()), step.text.rfind(";", 0, said.start()))
+            lo = head + 1 if head >= 0 else 0
+            lo += len(step.text[lo:]) - len(step.text[lo:].lstrip())
+            claim.start, claim.end = step.start + lo, step.start + said.end("ans")
+            claim.text = step.text[lo : said.end("ans")]
+            step.claims = [c for c in step.claims if not _overlaps(c, claim)]
+        else:
+            claim.start, claim.end = prev.start + asked.start(), step.start + said.end()
+            claim.text = f"{prev.text[asked.start() :].strip()} {said.group('ans')}"
+        step.claims.append(claim)
+        step.claims.sort(key=lambda c: c.start)
 
 
 _TEST_QUOTED = re.compile(
-    r"\b(?:if|elif|while)\s+`?(?P<test>[^:`\n]+?)`?\s*(?::|\.(?:\s|$)|,|;|\?|$)", re.M
+    r"\b(?:if|elif|while)\s+`?(?P<test>[^:`\n]+?)`?\s*(?::|\.(?:\s|$)|,|;|\?|$)"
+    r"|\bthe\s+(?:`?(?:if|while)`?\s+)?(?:condition|test)\s+(?:is|reads|says)\s+`(?P<named>[^`\n]+)`",
+    re.M | re.I,
 )
+
+
+def _test_key(src: str) -> str:
+    """A test as written, compared however it is spaced or bracketed: `(xs.count(v)) % 2 == 0` is
+    the code's `xs.count(v) % 2 == 0`."""
+    try:
+        return ast.unparse(safe_ast.parse(src.strip(), mode="eval"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return src.replace(" ", "")
+
+
 _REMEMBERED_STEPS = 3
 """How many steps on an unnamed "the condition" still speaks of the test last quoted."""
 
@@ -1894,7 +1966,7 @@ def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None
     """ "First: if n < 0 or len(text) <= n. ... n < 0 is True ... the condition is False overall":
     a condition claim that names no test speaks of the code's test the chain quoted last, a few
     sentences back at most. A test quoted that is not the code's forgets it."""
-    tests = {t.replace(" ", ""): t for t in facts.cond_text.values() if t}
+    tests = {_test_key(t): t for t in facts.cond_text.values() if t}
     current: str | None = None
     age = 0
     for step in steps:
@@ -1903,14 +1975,16 @@ def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None
             if c.kind == CONDITION and c.condition is None and c.name is None and c.line is None:
                 before = [m for m in quoted if step.start + m.end() <= c.start]
                 if before:
-                    named = tests.get(before[-1].group("test").strip().replace(" ", ""))
+                    named = tests.get(
+                        _test_key(before[-1].group("test") or before[-1].group("named"))
+                    )
                     if named is not None:
                         c.condition = named
                         continue
                 if current is not None and age <= _REMEMBERED_STEPS:
                     c.condition = current
         if quoted:
-            current = tests.get(quoted[-1].group("test").strip().replace(" ", ""))
+            current = tests.get(_test_key(quoted[-1].group("test") or quoted[-1].group("named")))
             age = 0
         else:
             age += 1
@@ -1918,6 +1992,8 @@ def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None
             # The code's test written out word for word in the sentence ("we look at if a > 2
             # or b == 'z' first"), when it is the only one.
             squeezed = re.sub(r"[\s`]+", "", step.text)
-            written = {t for k, t in tests.items() if len(k) >= 5 and k in squeezed}
+            written = {
+                t for t in tests.values() if len(k := t.replace(" ", "")) >= 5 and k in squeezed
+            }
             if len(written) == 1:
                 current, age = written.pop(), 0
