@@ -94,3 +94,31 @@ def test_a_question_answered_at_the_end_of_the_next_sentence() -> None:
         "substring, so yes. f returns items.index('go!') + 1 = 1.",
         tr,
     )
+
+
+# Placement: a state-changing call in the iteration the chain names ------------------------------
+
+DRAIN = (
+    "def f(stock):\n"
+    "    taken = []\n"
+    "    while stock:\n"
+    "        taken.append(stock.popitem())\n"
+    "    return taken\n"
+)
+
+
+def test_a_pop_stated_for_the_first_iteration_is_the_first_pop() -> None:
+    tr = run(DRAIN, "f({'a': 1, 'b': 2, 'c': 3})")
+    wrong = (
+        "taken starts as []. In the first iteration, stock.popitem() gives ('a', 1), so taken "
+        "is [('a', 1)]. In the second iteration it gives ('b', 2). In the third iteration it "
+        "gives ('c', 3). So f returns [('a', 1), ('b', 2), ('c', 3)]."
+    )
+    # ('a', 1) is popped in the end, but not in the iteration the chain names.
+    assert flagged(align_text(wrong, tr), wrong) == "stock.popitem() gives ('a', 1)"
+    quiet(
+        "taken starts as []. In the first iteration, stock.popitem() gives ('c', 3), so taken "
+        "is [('c', 3)]. In the second iteration it gives ('b', 2), and in the third ('a', 1). "
+        "So f returns [('c', 3), ('b', 2), ('a', 1)].",
+        tr,
+    )
