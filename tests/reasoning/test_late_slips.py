@@ -122,3 +122,38 @@ def test_a_pop_stated_for_the_first_iteration_is_the_first_pop() -> None:
         "So f returns [('c', 3), ('b', 2), ('a', 1)].",
         tr,
     )
+
+
+# Kinds of characters: which, and how many --------------------------------------------------------
+
+CAPS = (
+    "def f(s):\n"
+    "    n = 0\n"
+    "    for ch in s:\n"
+    "        if ch.isupper():\n"
+    "            n += 1\n"
+    "    return n * 10\n"
+)
+
+
+def test_which_characters_are_of_a_kind() -> None:
+    tr = run(CAPS, "f('HeLLo World')")
+    wrong = "We go through the text. The uppercase letters are H and W, so n ends at 2; f gives 20."
+    assert flagged(align_text(wrong, tr), wrong) == "The uppercase letters are H and W"
+    heading = "Going letter by letter.\nCapitals: H, W.\nSo n is 2 and f returns 20."
+    assert flagged(align_text(heading, tr), heading) == "Capitals: H, W"
+    # Listed once each or at every occurrence, in any order: the same letters.
+    quiet("The uppercase letters are W, L and H (L twice), so n ends at 4 and f returns 40.", tr)
+    quiet("The uppercase letters are H, L, L and W, so f returns 40.", tr)
+    # A part of the string narrowed in words, and items that are not of the kind: no listing.
+    quiet("In the first word the uppercase letters are H and L. In all, f returns 40.", tr)
+    quiet("The uppercase letters are a small matter here; f returns 40.", tr)
+
+
+def test_how_many_characters_of_a_kind_a_string_has() -> None:
+    tr = run(CAPS, "f('HeLLo World')")
+    wrong = "The string has 3 uppercase letters, so f returns 30."
+    assert flagged(align_text(wrong, tr), wrong) == "The string has 3 uppercase letters"
+    literal = "'HeLLo World' has 3 capitals and 7 lowercase letters, so f returns 30."
+    assert flagged(align_text(literal, tr), literal) == "'HeLLo World' has 3 capitals"
+    quiet("The input has 4 uppercase letters and 1 space, so f returns 40.", tr)

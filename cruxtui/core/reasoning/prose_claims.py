@@ -1297,6 +1297,126 @@ def find_parity(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_CHAR_KINDS = {
+    "uppercase": "_c.isupper()",
+    "upper-case": "_c.isupper()",
+    "capital": "_c.isupper()",
+    "lowercase": "_c.islower()",
+    "lower-case": "_c.islower()",
+    "digit": "_c.isdigit()",
+    "vowel": "_c in 'aeiouAEIOU'",
+    "space": "_c == ' '",
+}
+"""A kind of character named in words, as the test each character of a string is put to."""
+_KIND = r"(?P<kind>upper-?case|capital|lower-?case|digit|vowel|space)"
+_KIND_NOUN = r"(?:s|\s+(?:letters?|characters?|chars?|ones))?"
+_CHAR = r"(?:'[^'\n]'|\"[^\"\n]\"|[A-Za-z0-9](?![\w'\"]))"
+_CHARS = r"(?P<vals>" + _CHAR + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)" + _CHAR + r")*)"
+_BOX = r"`?(?P<box>'[^'\n]{2,400}'|\"[^\"\n]{2,400}\"|[A-Za-z_]\w*)`?"
+_KINDS_LISTED_RE = re.compile(
+    r"(?:\bin\s+"
+    + _BOX.replace("box", "lit")
+    + r",?\s+)?\bthe\s+"
+    + _KIND
+    + _KIND_NOUN
+    + r"(?:\s+(?:in|of)\s+"
+    + _BOX
+    + r")?\s+(?:are|were)\s+(?:just\s+|only\s+)?"
+    + _CHARS
+    + r"|^\s*(?:[-*]\s+)?"
+    + _KIND.replace("kind", "kind2")
+    + _KIND_NOUN
+    + r"\s*:\s*"
+    + _CHARS.replace("vals", "vals2")
+    + r"\s*(?:[.;]|$)",
+    re.I,
+)
+_KINDS_COUNTED_RE = re.compile(
+    r"(?:" + _BOX + r"\s+|\b(?P<the>the\s+(?:string|input|text|word)|it)\s+)?"
+    r"(?:has|contains|holds)\s+(?:only\s+|exactly\s+|just\s+)?"
+    + _NUM
+    + r"\s+"
+    + _KIND
+    + _KIND_NOUN
+    + r"(?:\s+in\s+"
+    + _BOX.replace("box", "box2")
+    + r")?",
+    re.I,
+)
+_SUBPART = re.compile(
+    r"\b(?:in|of|among|from|within)\s+the\s+(?!string\b|input\b|text\b|word\b)\w+", re.I
+)
+
+
+def _kind_box(text: str, at: int, named: str | None, facts: CodeFacts) -> str | None:
+    """The string a kind of character is counted in: the one named (a literal or a variable of
+    f), else the one string literal written before in the sentence, else f's only argument, if
+    the sentence does not narrow it to a part ("in the first word")."""
+    if named is not None:
+        return named if is_literal(named) or named in facts.names else None
+    before = text[:at]
+    quoted = re.finditer(r"'[^'\n]{0,400}'|\"[^\"\n]{0,400}\"", before)
+    lits = {q.group(0) for q in quoted if len(q.group(0)) >= 4 and is_literal(q.group(0))}
+    if len(lits) == 1:
+        return lits.pop()
+    if lits or _SUBPART.search(before) or len(facts.params) != 1:
+        return None
+    return facts.params[0]
+
+
+def find_char_kinds(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "the uppercase letters are S and R", "Uppercase: P, I, O", "the string has 16 digits":
+    which characters of a string are of a kind, or how many, judged by putting each character
+    of that string to the kind's test. A listing is compared as a set (writers list each letter
+    once or every occurrence), and each item listed must itself be of the kind ("the uppercase
+    letters are a problem" lists nothing)."""
+    claims: list[Claim] = []
+    for m in _KINDS_LISTED_RE.finditer(text):
+        kind = (m.group("kind") or m.group("kind2")).lower()
+        test = _CHAR_KINDS.get(kind)
+        vals = m.group("vals") or m.group("vals2")
+        box = _kind_box(text, m.start(), m.group("lit") or m.group("box"), facts)
+        if test is None or kind == "space" or box is None:
+            continue
+        items = [v.strip("'\"") for v in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", vals) if v]
+        if not items or not all(eval(test, {}, {"_c": c}) for c in items):  # noqa: S307
+            continue
+        start = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+        end = m.end("vals") if m.group("vals") else m.end("vals2")
+        claims.append(
+            Claim(
+                EXPRESSION,
+                text[start:end],
+                repr(sorted(set(items))),
+                name=f"sorted(set(_c for _c in {box} + '' if {test}))",
+                start=start,
+                end=end,
+            )
+        )
+    for m in _KINDS_COUNTED_RE.finditer(text):
+        kind = m.group("kind").lower()
+        test = _CHAR_KINDS.get(kind)
+        named = m.group("box") or m.group("box2")
+        if named is not None and not (is_literal(named) or named in facts.names):
+            continue
+        if named is None and m.group("the") is None:
+            continue
+        box = _kind_box(text, m.start(), named, facts)
+        if test is None or box is None:
+            continue
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                str(_count(m.group("n"))),
+                name=f"sum(1 for _c in {box} + '' if {test})",
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
 def find_lengths(text: str, facts: CodeFacts) -> list[Claim]:
     """ "the length of nums is 5", "the number of keys in d is 2", "the count of 4 is 3": a
     length or count stated in words, as the expression `len(nums)` / `nums.count(4)`."""
@@ -1830,6 +1950,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     members = (
         find_membership(text, facts)
         + find_affixes(text, facts)
+        + find_char_kinds(text, facts)
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
