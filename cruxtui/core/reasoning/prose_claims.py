@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cruxtui.core.reasoning.claim_types import (
@@ -1297,15 +1297,15 @@ def find_parity(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
-_CHAR_KINDS = {
-    "uppercase": "_c.isupper()",
-    "upper-case": "_c.isupper()",
-    "capital": "_c.isupper()",
-    "lowercase": "_c.islower()",
-    "lower-case": "_c.islower()",
-    "digit": "_c.isdigit()",
-    "vowel": "_c in 'aeiouAEIOU'",
-    "space": "_c == ' '",
+_CHAR_KINDS: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "uppercase": ("_c.isupper()", str.isupper),
+    "upper-case": ("_c.isupper()", str.isupper),
+    "capital": ("_c.isupper()", str.isupper),
+    "lowercase": ("_c.islower()", str.islower),
+    "lower-case": ("_c.islower()", str.islower),
+    "digit": ("_c.isdigit()", str.isdigit),
+    "vowel": ("_c in 'aeiouAEIOU'", lambda c: c in "aeiouAEIOU"),
+    "space": ("_c == ' '", lambda c: c == " "),
 }
 """A kind of character named in words, as the test each character of a string is put to."""
 _KIND = r"(?P<kind>upper-?case|capital|lower-?case|digit|vowel|space)"
@@ -1373,13 +1373,13 @@ def find_char_kinds(text: str, facts: CodeFacts) -> list[Claim]:
     claims: list[Claim] = []
     for m in _KINDS_LISTED_RE.finditer(text):
         kind = (m.group("kind") or m.group("kind2")).lower()
-        test = _CHAR_KINDS.get(kind)
         vals = m.group("vals") or m.group("vals2")
         box = _kind_box(text, m.start(), m.group("lit") or m.group("box"), facts)
-        if test is None or kind == "space" or box is None:
+        if kind not in _CHAR_KINDS or kind == "space" or box is None:
             continue
+        test, holds = _CHAR_KINDS[kind]
         items = [v.strip("'\"") for v in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", vals) if v]
-        if not items or not all(eval(test, {}, {"_c": c}) for c in items):  # noqa: S307
+        if not items or not all(holds(c) for c in items):
             continue
         start = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
         end = m.end("vals") if m.group("vals") else m.end("vals2")
@@ -1395,15 +1395,15 @@ def find_char_kinds(text: str, facts: CodeFacts) -> list[Claim]:
         )
     for m in _KINDS_COUNTED_RE.finditer(text):
         kind = m.group("kind").lower()
-        test = _CHAR_KINDS.get(kind)
         named = m.group("box") or m.group("box2")
         if named is not None and not (is_literal(named) or named in facts.names):
             continue
         if named is None and m.group("the") is None:
             continue
         box = _kind_box(text, m.start(), named, facts)
-        if test is None or box is None:
+        if kind not in _CHAR_KINDS or box is None:
             continue
+        test = _CHAR_KINDS[kind][0]
         claims.append(
             Claim(
                 EXPRESSION,
