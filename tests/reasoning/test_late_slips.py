@@ -157,3 +157,51 @@ def test_how_many_characters_of_a_kind_a_string_has() -> None:
     literal = "'HeLLo World' has 3 capitals and 7 lowercase letters, so f returns 30."
     assert flagged(align_text(literal, tr), literal) == "'HeLLo World' has 3 capitals"
     quiet("The input has 4 uppercase letters and 1 space, so f returns 40.", tr)
+
+
+# What a change puts into a variable, and "the slice" -------------------------------------------
+
+GROW = (
+    "def f(bag, extra):\n"
+    "    if isinstance(extra, list):\n"
+    "        for e in extra:\n"
+    "            bag.extend(e)\n"
+    "    else:\n"
+    "        bag.extend(extra)\n"
+    "    return len(bag)\n"
+)
+
+
+def test_a_value_said_to_be_added_is_in_the_variable_once_the_change_ran() -> None:
+    tr = run(GROW, "f([0], 'hey')")
+    wrong = (
+        "extra is a string, so the else branch runs: bag.extend(extra) adds 'hey' to bag as "
+        "one item, so bag is [0, 'hey'] and f returns 2."
+    )
+    assert flagged(align_text(wrong, tr), wrong) == "adds 'hey' to bag"
+    quiet(
+        "extra is a string, so the else branch runs: bag.extend(extra) adds 'h' to bag, then "
+        "'e' and 'y', so bag is [0, 'h', 'e', 'y'] and f returns 4.",
+        tr,
+    )
+    # A number added to a number is arithmetic: its membership test cannot run, no claim stands.
+    counter = "def f(n):\n    total = 0\n    total += n\n    return total\n"
+    quiet("The second line adds 5 to total, which is then 5; f returns 5.", run(counter, "f(5)"))
+
+
+WINDOW = (
+    "def f(text, width):\n"
+    "    gap = width - len(text)\n"
+    "    text = text.center(width, '.')\n"
+    "    return text[:gap // 2:-gap // 2]\n"
+)
+
+
+def test_the_slice_is_the_codes_one_slice_where_the_code_takes_it() -> None:
+    tr = run(WINDOW, "f('a', 9)")
+    # Before the centring, 'a'[:4:-4] is empty; the slice is taken on the centred text.
+    wrong = "gap = 8, the text becomes '....a....', and that slice is empty, so f returns ''."
+    assert flagged(align_text(wrong, tr), wrong) == "that slice is empty"
+    quiet("gap = 8, the text becomes '....a....', and the slice gives '.', which f returns.", tr)
+    two = "def f(s):\n    return s[:2] + s[-2:]\n"
+    quiet("The slice is 'zz', so f returns 'abyz'.", run(two, "f('abyz')"))

@@ -50,6 +50,9 @@ class CodeFacts:
     """f returns an f-string (so "the f-string gives X" speaks of f's result)."""
     source_lines: set[str] = field(default_factory=set)
     """Stripped lines of the code, for telling a quoted line of f from prose."""
+    slices: dict[str, set[int]] = field(default_factory=dict)
+    """The slicing expressions of the code as written (`text[:req // 2:-req // 2]`) -> the lines
+    computing them, so "the slice" speaks of its one slice, where the code takes it."""
 
 
 CHANGING = frozenset(
@@ -115,6 +118,10 @@ def code_facts(code: str) -> CodeFacts:
                 facts.call_sources.setdefault(node.func.attr, set()).add(whole)
                 facts.call_lines.setdefault(whole.replace(" ", ""), set()).add(node.lineno)
             facts.method_lines.setdefault(node.func.attr, set()).add(node.lineno)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            written = ast.get_source_segment(code, node)
+            if written and "\n" not in written and isinstance(node.ctx, ast.Load):
+                facts.slices.setdefault(written, set()).add(node.lineno)
         if isinstance(node, ast.Return) and isinstance(node.value, ast.JoinedStr):
             facts.return_fstring = True
     changes: dict[tuple[str, int], int] = {}

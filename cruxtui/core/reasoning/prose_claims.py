@@ -1631,6 +1631,85 @@ def find_sets(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_ADDS_TO_RE = re.compile(
+    r"\b(?:adds|appends|puts|pushes|inserts|places)\s+(?:the\s+(?:value|string|number|item|element)\s+)?"
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+(?:\.\d+)?|\([^()\n]*\))\s+"
+    r"(?:(?:on)?to|into|in|at\s+the\s+(?:end|back|front|start)\s+of)\s+(?:the\s+(?:end|back|front|start)\s+of\s+)?"
+    r"`?(?P<box>[A-Za-z_]\w*)`?(?![\w.(\[])",
+    re.I,
+)
+
+
+def _mutation_line(box: str, facts: CodeFacts) -> int | None:
+    """The one line where the code changes `box` by a method call on it, if there is one."""
+    from cruxtui.core.reasoning.code_facts import CHANGING
+
+    lines: set[int] = set()
+    for whole, at in facts.call_lines.items():
+        head, _, rest = whole.partition(".")
+        if head == box and rest.split("(", 1)[0] in CHANGING:
+            lines |= at
+    return next(iter(lines)) if len(lines) == 1 else None
+
+
+def find_additions(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "extend adds 'nammo' to the end of total", "appends 7 to out": once the code's change of
+    that variable has run, the value is in it (an element of a list or set, a key of a dict, a
+    piece of a string); a number "added to" a number is arithmetic, and its test cannot run."""
+    claims: list[Claim] = []
+    for m in _ADDS_TO_RE.finditer(text):
+        box, item = m.group("box"), m.group("item")
+        if box not in facts.names or not is_literal(item):
+            continue
+        claim = Claim(
+            EXPRESSION,
+            m.group(0),
+            "True",
+            name=f"{item} in {box}",
+            start=m.start(),
+            end=m.end(),
+        )
+        written = [
+            facts.call_lines.get(w.group(0).replace(" ", ""), set())
+            for w in re.finditer(r"\b" + re.escape(box) + r"\.\w+\([^()\n]*\)", text[: m.start()])
+        ]
+        if written and len(written[-1]) == 1:
+            claim.line = next(iter(written[-1]))  # "total.extend(arg) adds ...": that call
+        else:
+            claim.line = _mutation_line(box, facts)
+        if claim.line is None:
+            continue  # when the value gets there is not said
+        claims.append(claim)
+    return claims
+
+
+_THE_SLICE_RE = re.compile(
+    r"\b(?:the|that|this)\s+(?:resulting\s+|whole\s+)?slice\s+(?:then\s+|therefore\s+|thus\s+)?"
+    r"(?:is|gives|returns|yields|evaluates\s+to|comes\s+out\s+as)(?!\s+(?:not|never)\b)\s+",
+    re.I,
+)
+
+
+def find_the_slice(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "that slice is empty", "the slice gives 'bc'": with one slicing expression in the code,
+    "the slice" is that one (with several, which is meant is unclear: no claim)."""
+    if len(facts.slices) != 1:
+        return []
+    written, lines = next(iter(facts.slices.items()))
+    subject = resolve_expression(written, facts)
+    if subject is None:
+        return []
+    claims: list[Claim] = []
+    for m in _THE_SLICE_RE.finditer(text):
+        got = _value_at(text, m.end())
+        if got is not None:
+            claim = _stated(EXPRESSION, text, m.start(), got, name=subject)
+            if len(lines) == 1:
+                claim.before_line = next(iter(lines))  # as the line taking it starts
+            claims.append(claim)
+    return claims
+
+
 def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
     "`s.append(len(s))` appends 4" (the value the call's argument has)."""
@@ -1951,6 +2030,8 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         find_membership(text, facts)
         + find_affixes(text, facts)
         + find_char_kinds(text, facts)
+        + find_additions(text, facts)
+        + find_the_slice(text, facts)
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
