@@ -205,3 +205,43 @@ def test_the_slice_is_the_codes_one_slice_where_the_code_takes_it() -> None:
     quiet("gap = 8, the text becomes '....a....', and the slice gives '.', which f returns.", tr)
     two = "def f(s):\n    return s[:2] + s[-2:]\n"
     quiet("The slice is 'zz', so f returns 'abyz'.", run(two, "f('abyz')"))
+
+
+# Values introduced by their description ------------------------------------------------------
+
+GRID = (
+    "def f(rows):\n"
+    "    rows.reverse()\n"
+    "    out = []\n"
+    "    for r in rows:\n"
+    "        out.append(sorted(r))\n"
+    "    return out\n"
+)
+
+
+def test_a_result_introduced_by_a_colon_after_its_noun() -> None:
+    tr = run(GRID, "f([[3, 1], [2, 2]])")
+    wrong = "It reverses the rows and sorts each. So it returns a new list with these rows: `[]`."
+    assert flagged(align_text(wrong, tr), wrong) == "it returns a new list with these rows: `[]"
+    quiet("Reversed and sorted, it returns the following: [[2, 2], [1, 3]].", tr)
+
+
+def test_the_type_of_the_one_argument_f_takes() -> None:
+    swap = "def f(table):\n    return dict(zip(table.values(), table.keys()))\n"
+    tr = run(swap, "f({1: 'x'})")
+    wrong = "The function takes a list of numbers as input and sorts it, giving [1]."
+    assert flagged(align_text(wrong, tr), wrong) == "The function takes a list of numbers as input"
+    quiet("The function takes a dictionary as input and swaps keys and values: {'x': 1}.", tr)
+    # With two parameters, which one "a list" is, is not said.
+    pair = "def f(a, b):\n    return a + b\n"
+    quiet("The function takes a list as input and adds the two; f returns 3.", run(pair, "f(1, 2)"))
+
+
+STEP = "def f(s):\n    cut = s[:4:5]\n    return cut\n"
+
+
+def test_an_expressions_value_written_out_after_its_description() -> None:
+    tr = run(STEP, "f('abcdef')")
+    wrong = "With a step of 5, s[:4:5] is the first four letters, 'abcd', so f returns 'abcd'."
+    assert flagged(align_text(wrong, tr), wrong) == "s[:4:5] is the first four letters, 'abcd'"
+    quiet("With a step of 5, s[:4:5] is just the first letter, 'a', so f returns 'a'.", tr)

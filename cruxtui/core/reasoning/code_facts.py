@@ -17,6 +17,8 @@ class CodeFacts:
     names: set[str] = field(default_factory=set)
     params: list[str] = field(default_factory=list)
     """f's parameters, in order."""
+    body_line: int | None = None
+    """The first line of f's body: where the arguments are as passed."""
     """Variable names (parameters, assignment/loop/with targets, comprehension variables)."""
     cond_body: dict[int, int | None] = field(default_factory=dict)
     """if/while test line -> first body line (None: on the same line)."""
@@ -87,6 +89,7 @@ def code_facts(code: str) -> CodeFacts:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == "f" and not facts.params:
             facts.params = [a.arg for a in node.args.args]
+            facts.body_line = node.body[0].lineno
         if isinstance(node, ast.arg):
             facts.names.add(node.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

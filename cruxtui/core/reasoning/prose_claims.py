@@ -304,6 +304,13 @@ def _line_head(text: str, i: int) -> bool:
     )
 
 
+_APPOSITIVE = re.compile(
+    r"\s*(?:the|all|just|only|everything)\b[^,.;:\n\[\]'\"(){}`=]{0,40},\s*", re.I
+)
+"""Words that describe a value the writer then writes out, after a comma ("the first 9
+characters, ['t', 'e', ...]")."""
+
+
 def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
     """ "`nums.count(1)` returns 3", "text.rfind('i') gives -1", "s[5:8] is empty",
     "counts['7'] is 1", "len(nums) = 4", "index('C') is 4", "popitem() removes ('k', 1)": an
@@ -328,6 +335,8 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if _NEGATED.match(text, m.end()):
             continue
         got = _value_at(text, m.end())
+        if got is None and (said := _APPOSITIVE.match(text, m.end())) is not None:
+            got = _value_at(text, said.end())  # "is the first 9 characters, ['t', ...]"
         if got is None:
             continue
         end, lit = got
@@ -764,6 +773,18 @@ _FSTRING = re.compile(
 )
 
 
+_INTRODUCED = re.compile(r"(?:a|an|the)\s+[A-Za-z][\w\s,'-]{0,60}?[A-Za-z]\s*:\s*`?")
+"""A value introduced by a colon after the noun it is ("returns a new list with these values:
+`[1, 2]`", "returns the following: 'ab'")."""
+
+
+def _introduced_value(text: str, i: int) -> tuple[int, str] | None:
+    m = _INTRODUCED.match(text, i)
+    if m is None or re.search(r"[.;]\s", m.group(0)):
+        return None
+    return _value_at(text.replace("`", " "), m.end())
+
+
 def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
     """f's result: "the function returns 'ab'", "**Answer:** 'ab'", "the output is [1]",
     "`f('x') == 'ab'`", "That list is returned" (the value just written), "the f-string gives
@@ -774,6 +795,8 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         if m.group("noun") and m.group("noun") in names:
             continue  # "the result is ..." speaks of the variable `result`
         got = _value_at(text, m.end())  # a literal, or "an empty list" in words
+        if got is None and m.group("subj") is not None:
+            got = _introduced_value(text, m.end())
         if got is None:
             continue
         subj = (m.group("subj") or "").strip().lower()
@@ -1710,6 +1733,47 @@ def find_the_slice(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_TYPE_TESTS = {
+    "list": "list",
+    "string": "str",
+    "str": "str",
+    "dictionary": "dict",
+    "dict": "dict",
+    "tuple": "tuple",
+    "set": "set",
+    "integer": "int",
+    "int": "int",
+}
+_TAKES_RE = re.compile(
+    r"\b(?:the\s+(?:python\s+)?function(?:\s+`?f`?)?|`?f`?|it)\s+(?:takes|accepts|receives|expects)\s+"
+    r"(?:in\s+)?(?:a|an|one)\s+(?:single\s+)?(?P<type>list|string|str|dictionary|dict|tuple|set|integer|int)\b"
+    r"(?:\s+of\s+\w+)?\s+as\s+(?:its\s+|an?\s+)?(?:input|argument|parameter)\b",
+    re.I,
+)
+
+
+def find_input_types(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "The function takes a list of integers as input": of a function of one parameter, the
+    type of the argument passed (judged as f starts; what the list holds is not judged)."""
+    if len(facts.params) != 1 or facts.body_line is None:
+        return []
+    claims: list[Claim] = []
+    for m in _TAKES_RE.finditer(text):
+        kind = _TYPE_TESTS[m.group("type").lower()]
+        claim = Claim(
+            CONDITION,
+            m.group(0),
+            "True",
+            name=f"isinstance({facts.params[0]}, {kind})",
+            start=m.start(),
+            end=m.end(),
+        )
+        claim.condition = claim.name
+        claim.before_line = facts.body_line
+        claims.append(claim)
+    return claims
+
+
 def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
     "`s.append(len(s))` appends 4" (the value the call's argument has)."""
@@ -2032,6 +2096,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_char_kinds(text, facts)
         + find_additions(text, facts)
         + find_the_slice(text, facts)
+        + find_input_types(text, facts)
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
