@@ -474,3 +474,82 @@ def test_the_input_named_generically_must_be_one_argument() -> None:
     assert align_text("The function returns the original string.", tr).judgements == []
     result = align_text("The function returns the original a.", tr)
     assert [j.verdict for j in result.judgements] == ["consistent"]
+
+
+@pytest.mark.parametrize(
+    ("chain", "call", "value"),
+    [
+        # A relative clause on f: its antecedent is the function.
+        (
+            "The code wraps a filter inside `f`, which here returns nothing.",
+            "f([5, 7], 6)",
+            "None",
+        ),
+        (
+            "We hand both numbers to f, which in this case returns an empty list.",
+            "f([5, 7], 1)",
+            "[]",
+        ),
+        # Run-on prose: a clause opened by "so" with no comma before it.
+        ("both stay above one so the function returns an empty list", "f([5, 7], 1)", "[]"),
+        # A phrase placing the answer in the task: "in the expected output", "for the given call".
+        ("This function returns an empty list for the given call.", "f([5, 7], 1)", "[]"),
+        (
+            "The function returns nothing in the expected output, since 7 is kept.",
+            "f([5, 7], 6)",
+            "None",
+        ),
+        # "the original function" is f as given (as against a rewrite).
+        ("The original function returns zero.", "f([5, 7], 6)", "0"),
+    ],
+)
+def test_more_plain_statements_of_the_answer_in_words(chain: str, call: str, value: str) -> None:
+    result = align_text(chain, run(KEEP, call))
+    answers = [j for j in result.judgements if j.claim.kind == RETURN]
+    assert [j.claim.value for j in answers] == [value], chain
+    assert answers[0].verdict == CONTRADICTED
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        # "which" on something else than f.
+        "The filter calls len(items), which then returns two.",
+        # a described value followed by more that pins nothing ("a list of ...")
+        "Both stay, so the function returns an empty list of pairs.",
+        # a hedge is not an answer, whatever its subject
+        "The original code should return zero.",
+    ],
+)
+def test_a_relative_clause_on_another_subject_or_a_longer_description_is_no_answer(
+    chain: str,
+) -> None:
+    result = align_text(chain, run(KEEP, "f([5, 7], 1)"))
+    described = [j for j in result.judgements if j.claim.kind == RETURN]
+    assert described == [], chain
+
+
+def test_a_value_fenced_under_a_heading_is_the_stated_output_anywhere_in_the_chain() -> None:
+    """ "The output is:" or "calling f(...) returns:" over a fence holding nothing but a value
+    states the answer even when more explanation follows; a heading over another call's value
+    does not."""
+    for chain in (
+        "Each item doubles.\n\nThe output is:\n```\n[6, 9]\n```\nbecause both values double.",
+        "Say we call `f([3, 4])`, it would return:\n```python\n[6, 9]\n```\nThat is all it does.",
+        "Calling f([3, 4]) gives:\n```\n[6, 9]\n```\nas each number is doubled.",
+    ):
+        result = align_text(chain, run())
+        assert flagged(result) == "[6, 9]", chain
+        assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+    other = "For instance, calling `f([10, 20, 30])` returns:\n```\n[20, 40, 60]\n```\nand so on."
+    assert align_text(other, run()).judgements == []
+    code = "Calling f([3, 4]) gives:\n```python\nout = [6, 9]\nprint(out)\n```\nwhich prints it."
+    assert align_text(code, run()).first_divergence is None
+
+
+def test_a_value_after_returned_and_a_colon_is_the_returned_value() -> None:
+    """ "..., so it is returned: X" names X, not the value written before the verb."""
+    chain = "3 -> 6, 4 -> 8; the list is complete so it is returned: [6, 9]"
+    result = align_text(chain, run())
+    assert flagged(result) == "it is returned: [6, 9]"
+    assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None

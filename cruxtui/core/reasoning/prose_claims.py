@@ -756,6 +756,7 @@ _RETURNED = re.compile(
     r"(?:the\s+)?(?:return\s+value|output|answer|result)\b",
     re.I,
 )
+_COLON = re.compile(r"[ \t]*:[ \t]*")
 _FSTRING = re.compile(
     r"\bthe\s+f-?string\s+(?:gives|produces|evaluates\s+to|is|becomes|yields)\s+", re.I
 )
@@ -804,6 +805,12 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
             Claim(RETURN, text[m.start() : got[0]].strip(), got[1], start=m.start(), end=got[0])
         )
     for m in _RETURNED.finditer(text):
+        # "..., so it is returned: [1, 2]": the value after the colon is the one returned.
+        colon = _COLON.match(text, m.end())
+        after = _value_at(text, colon.end()) if colon else None
+        if after is not None:
+            claims.append(_stated(RETURN, text, m.start(), after))
+            continue
         lit = last_literal(text, m.start())
         if lit is not None:
             s, e, value = lit
