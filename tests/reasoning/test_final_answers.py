@@ -553,3 +553,30 @@ def test_a_value_after_returned_and_a_colon_is_the_returned_value() -> None:
     result = align_text(chain, run())
     assert flagged(result) == "it is returned: [6, 9]"
     assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "This function returns [6, 9] because each item is doubled. It is a comprehension.",
+        "The function `f` returns `[6, 9]` since both values double. Simple enough.",
+        "The function will output [6, 9] for this input. Each value doubles.",
+        "Here, `f` will return [6, 9] after doubling. That is all.",
+        "The expected output is [6, 9]. Each item doubles.",
+        "The returned value is [6, 9]. Each item doubles.",
+        "The original function returns [6, 9], unlike my rewrite. Each item doubles.",
+    ],
+)
+def test_f_named_as_the_subject_in_the_middle_of_a_chain_states_its_result(chain: str) -> None:
+    result = align_text(chain, run())
+    assert "[6, 9]" in (flagged(result) or ""), chain
+    assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+
+
+def test_the_expected_output_of_the_input_task_is_the_question() -> None:
+    tr = run(DOUBLE, "f([3, 5])")
+    chain = "The expected output is [6, 8], so each item of the input is half of it: f([3, 5])."
+    result = align_text(chain, tr, target="[6, 8]")
+    assert flagged(result) == "f([3, 5])"
+    restated = [j for j in result.judgements if j.claim.text.startswith("The expected")]
+    assert [j.verdict for j in restated] == [UNVERIFIABLE]

@@ -149,11 +149,13 @@ _COND_SHAPE = re.compile(
     r"|\.(?:startswith|endswith|is[a-z]+)\()"
 )
 _RETURN_RE = re.compile(
-    r"(?P<subj>\bthe\s+function\s+(?:f\s+)?|\bfunction\s+f\s+|`?\bf\([^\n]*?\)`?\s+|\bf\s+|\bit\s+|"
+    r"(?P<subj>\b(?:the|this|the\s+original|the\s+given)\s+function\s+(?:`?f`?\s+)?|\bfunction\s+`?f`?\s+"
+    r"|`?\bf\([^\n]*?\)`?\s+|\bf\s+|`f`\s+|\bit\s+|"
     r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|\bthat\s+|^)"
     r"(?:will\s+|would\s+|should\s+|must\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*"
-    r"returns?\s+(?:the\s+value\s+)?"
-    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer)|\bthe\s+final\s+(?:result|value)|\b(?:the\s+)?return\s+value"
+    r"(?:returns?|(?<=function\s)(?:will\s+)?outputs?(?=\s+[-\[('\"`\d{]))\s+(?:the\s+value\s+)?"
+    r"|(?:\bthe\s+(?:final\s+|expected\s+)?(?P<noun>output|answer)|\bthe\s+final\s+(?:result|value)"
+    r"|\b(?:the\s+)?return(?:ed)?\s+value"
     r"|\bthe\s+result(?=\s+of\s+(?:the\s+)?(?:function|f\b|call|`?f\()))(?:\s+of\s+(?:the\s+)?"
     r"(?:function|f|call|`?f\([^\n]*?\)`?))?\s+(?:is|will\s+be|would\s+be|should\s+be|=)\s+"
     r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*"
