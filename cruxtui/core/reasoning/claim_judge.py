@@ -244,12 +244,17 @@ class Judge:
 
     def _call_done(self, step: ReasoningStep, since: int) -> int | None:
         """ "pop(0) removes 'Dmreh'": a state-changing call the step states rightly, where the
-        code makes it, pins the step to just after that call (what follows sees its effect)."""
+        code makes it, pins the step to just after that call (what follows sees its effect).
+        The call must be one the step may speak of: in the iteration it names, if it names one
+        ("First iteration: popitem() gives (5, 1)" is not pinned to the fourth pop)."""
+        named = step.iteration if self.pos.iterations is not None else None
         for c in step.claims:
             if c.retracted or c.before_line is None or not changes_state(c):
                 continue
             for k in range(since, self.n - 1):
                 st = self.trace.steps[k]
+                if named is not None and self.pos.iteration[k] != named:
+                    continue
                 if st.line == c.before_line and st.event == "line" and self._holds_at(c, k):
                     return k + 1
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cruxtui.core.reasoning.claim_types import (
@@ -126,12 +126,15 @@ _COND_TRUTH_RE = re.compile(
     + r"\b|\s+(?P<truth3>holds|fails|does\s+not\s+hold|doesn't\s+hold)\b",
     re.I,
 )
+_THE_CONDITION = r"\bthe\s+(?:`?(?:if|while|elif)`?\s+|loop\s+)?condition\s+"
+"""The code's test named by its role ("the condition", "the `if` condition"), not written out."""
 _COND_HOLDS_RE = re.compile(
-    r"\bthe\s+(?:if\s+|while\s+|loop\s+)?condition\s+(?:`[^`]*`\s+)?(?:is|evaluates\s+to|holds)\s+"
+    _THE_CONDITION + r"(?:`[^`]*`\s+)?(?:is|evaluates\s+to|holds)\s+"
     r"(?:therefore\s+|thus\s+)?`?"
     + _TRUTH
-    + r"\b|\bthe\s+condition\s+(?P<neg>does\s+not|doesn't)\s+hold\b"
-    r"|\bthe\s+condition\s+holds\b",
+    + r"\b|"
+    + _THE_CONDITION
+    + r"(?:(?P<neg>does\s+not\s+hold|doesn't\s+hold|fails|is\s+violated)|holds|passes|succeeds)\b",
     re.I,
 )
 _BRANCH_RE = re.compile(
@@ -1129,6 +1132,45 @@ def find_membership(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_STR_OPERAND = r"'[^'\n]*'|\"[^\"\n]*\"|[A-Za-z_]\w*"
+_AFFIX_RE = re.compile(
+    r"`?(?P<s>" + _STR_OPERAND + r")`?\s+(?P<neg>does\s+not\s+|doesn't\s+|does\s+|still\s+)?"
+    r"(?P<verb>starts?|begins?|ends?)\s+(?:with|in)\s+`?(?P<affix>" + _STR_OPERAND + r")`?",
+    re.I,
+)
+
+
+def find_affixes(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "'ababa' does end with 'ab'", "word doesn't start with 'x'": a prefix or suffix test
+    stated in words, as the condition `s.endswith(affix)` (each side a string literal or a
+    variable of f; a name that is neither, "the word ends with 'ab'", is no subject)."""
+    claims: list[Claim] = []
+    for m in _AFFIX_RE.finditer(text):
+        s, affix = m.group("s"), m.group("affix")
+        if any(not (is_literal(x) or x in facts.names) for x in (s, affix)):
+            continue
+        if not any(is_literal(x) for x in (s, affix)) and not m.group(0).startswith("`"):
+            continue  # two bare names in prose ("the loop ends with i") are words, not a test
+        method = "startswith" if m.group("verb").lower().startswith(("s", "b")) else "endswith"
+        expr = resolve_expression(f"{s}.{method}({affix})", facts)
+        if expr is None:
+            continue
+        neg = (m.group("neg") or "").lower()
+        truth = str(not re.search(r"not|n't", neg))
+        claims.append(
+            Claim(
+                CONDITION,
+                m.group(0),
+                truth,
+                name=expr,
+                condition=expr,
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
 _ANAPHORA_RE = re.compile(
     r"\b(?:so\s+|and\s+)?(?:this|that|it|which)(?:'s|\s+is(?:\s+still|\s+now|\s+just)?|\s+gives|"
     r"\s+evaluates\s+to|\s+returns|\s+yields|\s+becomes|\s+comes\s+out\s+as)\s+",
@@ -1257,6 +1299,126 @@ def find_parity(text: str, facts: CodeFacts) -> list[Claim]:
                 m.group(0),
                 "[" + ", ".join(quoted) + "]",
                 name=f"list({box}[{start}::2])",
+                start=m.start(),
+                end=m.end(),
+            )
+        )
+    return claims
+
+
+_CHAR_KINDS: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "uppercase": ("_c.isupper()", str.isupper),
+    "upper-case": ("_c.isupper()", str.isupper),
+    "capital": ("_c.isupper()", str.isupper),
+    "lowercase": ("_c.islower()", str.islower),
+    "lower-case": ("_c.islower()", str.islower),
+    "digit": ("_c.isdigit()", str.isdigit),
+    "vowel": ("_c in 'aeiouAEIOU'", lambda c: c in "aeiouAEIOU"),
+    "space": ("_c == ' '", lambda c: c == " "),
+}
+"""A kind of character named in words, as the test each character of a string is put to."""
+_KIND = r"(?P<kind>upper-?case|capital|lower-?case|digit|vowel|space)"
+_KIND_NOUN = r"(?:s|\s+(?:letters?|characters?|chars?|ones))?"
+_CHAR = r"(?:'[^'\n]'|\"[^\"\n]\"|[A-Za-z0-9](?![\w'\"]))"
+_CHARS = r"(?P<vals>" + _CHAR + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)" + _CHAR + r")*)"
+_BOX = r"`?(?P<box>'[^'\n]{2,400}'|\"[^\"\n]{2,400}\"|[A-Za-z_]\w*)`?"
+_KINDS_LISTED_RE = re.compile(
+    r"(?:\bin\s+"
+    + _BOX.replace("box", "lit")
+    + r",?\s+)?\bthe\s+"
+    + _KIND
+    + _KIND_NOUN
+    + r"(?:\s+(?:in|of)\s+"
+    + _BOX
+    + r")?\s+(?:are|were)\s+(?:just\s+|only\s+)?"
+    + _CHARS
+    + r"|^\s*(?:[-*]\s+)?"
+    + _KIND.replace("kind", "kind2")
+    + _KIND_NOUN
+    + r"\s*:\s*"
+    + _CHARS.replace("vals", "vals2")
+    + r"\s*(?:[.;]|$)",
+    re.I,
+)
+_KINDS_COUNTED_RE = re.compile(
+    r"(?:" + _BOX + r"\s+|\b(?P<the>the\s+(?:string|input|text|word)|it)\s+)?"
+    r"(?:has|contains|holds)\s+(?:only\s+|exactly\s+|just\s+)?"
+    + _NUM
+    + r"\s+"
+    + _KIND
+    + _KIND_NOUN
+    + r"(?:\s+in\s+"
+    + _BOX.replace("box", "box2")
+    + r")?",
+    re.I,
+)
+_SUBPART = re.compile(
+    r"\b(?:in|of|among|from|within)\s+the\s+(?!string\b|input\b|text\b|word\b)\w+", re.I
+)
+
+
+def _kind_box(text: str, at: int, named: str | None, facts: CodeFacts) -> str | None:
+    """The string a kind of character is counted in: the one named (a literal or a variable of
+    f), else the one string literal written before in the sentence, else f's only argument, if
+    the sentence does not narrow it to a part ("in the first word")."""
+    if named is not None:
+        return named if is_literal(named) or named in facts.names else None
+    before = text[:at]
+    quoted = re.finditer(r"'[^'\n]{0,400}'|\"[^\"\n]{0,400}\"", before)
+    lits = {q.group(0) for q in quoted if len(q.group(0)) >= 4 and is_literal(q.group(0))}
+    if len(lits) == 1:
+        return lits.pop()
+    if lits or _SUBPART.search(before) or len(facts.params) != 1:
+        return None
+    return facts.params[0]
+
+
+def find_char_kinds(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "the uppercase letters are S and R", "Uppercase: P, I, O", "the string has 16 digits":
+    which characters of a string are of a kind, or how many, judged by putting each character
+    of that string to the kind's test. A listing is compared as a set (writers list each letter
+    once or every occurrence), and each item listed must itself be of the kind ("the uppercase
+    letters are a problem" lists nothing)."""
+    claims: list[Claim] = []
+    for m in _KINDS_LISTED_RE.finditer(text):
+        kind = (m.group("kind") or m.group("kind2")).lower()
+        vals = m.group("vals") or m.group("vals2")
+        box = _kind_box(text, m.start(), m.group("lit") or m.group("box"), facts)
+        if kind not in _CHAR_KINDS or kind == "space" or box is None:
+            continue
+        test, holds = _CHAR_KINDS[kind]
+        items = [v.strip("'\"") for v in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", vals) if v]
+        if not items or not all(holds(c) for c in items):
+            continue
+        start = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+        end = m.end("vals") if m.group("vals") else m.end("vals2")
+        claims.append(
+            Claim(
+                EXPRESSION,
+                text[start:end],
+                repr(sorted(set(items))),
+                name=f"sorted(set(_c for _c in {box} + '' if {test}))",
+                start=start,
+                end=end,
+            )
+        )
+    for m in _KINDS_COUNTED_RE.finditer(text):
+        kind = m.group("kind").lower()
+        named = m.group("box") or m.group("box2")
+        if named is not None and not (is_literal(named) or named in facts.names):
+            continue
+        if named is None and m.group("the") is None:
+            continue
+        box = _kind_box(text, m.start(), named, facts)
+        if kind not in _CHAR_KINDS or box is None:
+            continue
+        test = _CHAR_KINDS[kind][0]
+        claims.append(
+            Claim(
+                EXPRESSION,
+                m.group(0),
+                str(_count(m.group("n"))),
+                name=f"sum(1 for _c in {box} + '' if {test})",
                 start=m.start(),
                 end=m.end(),
             )
@@ -1796,6 +1958,8 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     results = find_results(text, facts.names)
     members = (
         find_membership(text, facts)
+        + find_affixes(text, facts)
+        + find_char_kinds(text, facts)
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
@@ -1873,6 +2037,13 @@ def find_questions(text: str, facts: CodeFacts) -> list[Claim]:
 
 _ASKED_RE = re.compile(r"\b(?:is|does)\s+(?P<cond>[^?\n]{3,80}?)\s*\?\s*$", re.I)
 _ANSWERED_RE = re.compile(r"\s*(?P<ans>yes|yep|no|nope)\b", re.I)
+_ANSWERED_LAST_RE = re.compile(
+    r"(?:[,;:]|\s[-–—])\s*(?:so\s+|and\s+so\s+|hence\s+|thus\s+)?(?:the\s+answer\s+is\s+)?"
+    r"(?P<ans>yes|no)\s*[.!]?\s*$",
+    re.I,
+)
+"""The answer to a question as the last word of the next sentence ("target is 'box.', and 'x.'
+is not one of its words, so no.")."""
 
 
 def answer_questions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
@@ -1880,21 +2051,43 @@ def answer_questions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
     answered at the start of the next is a condition claim, read in the answer's sentence."""
     for prev, step in zip(steps, steps[1:], strict=False):
         asked = _ASKED_RE.search(prev.text)
-        said = _ANSWERED_RE.match(step.text)
+        said = _ANSWERED_RE.match(step.text) or _ANSWERED_LAST_RE.search(step.text)
         if asked is None or said is None:
             continue
         got = find_questions(f"is {asked.group('cond')}? {said.group('ans')}", facts)
         if not got:
             continue
         claim = got[0]
-        claim.start, claim.end = prev.start + asked.start(), step.start + said.end()
-        claim.text = f"{prev.text[asked.start() :].strip()} {said.group('ans')}"
-        step.claims.insert(0, claim)
+        if said.start() > 0:  # answered at the end: the claim is the clause the answer closes
+            head = max(step.text.rfind(",", 0, said.start()), step.text.rfind(";", 0, said.start()))
+            lo = head + 1 if head >= 0 else 0
+            lo += len(step.text[lo:]) - len(step.text[lo:].lstrip())
+            claim.start, claim.end = step.start + lo, step.start + said.end("ans")
+            claim.text = step.text[lo : said.end("ans")]
+            step.claims = [c for c in step.claims if not _overlaps(c, claim)]
+        else:
+            claim.start, claim.end = prev.start + asked.start(), step.start + said.end()
+            claim.text = f"{prev.text[asked.start() :].strip()} {said.group('ans')}"
+        step.claims.append(claim)
+        step.claims.sort(key=lambda c: c.start)
 
 
 _TEST_QUOTED = re.compile(
-    r"\b(?:if|elif|while)\s+`?(?P<test>[^:`\n]+?)`?\s*(?::|\.(?:\s|$)|,|;|\?|$)", re.M
+    r"\b(?:if|elif|while)\s+`?(?P<test>[^:`\n]+?)`?\s*(?::|\.(?:\s|$)|,|;|\?|$)"
+    r"|\bthe\s+(?:`?(?:if|while)`?\s+)?(?:condition|test)\s+(?:is|reads|says)\s+`(?P<named>[^`\n]+)`",
+    re.M | re.I,
 )
+
+
+def _test_key(src: str) -> str:
+    """A test as written, compared however it is spaced or bracketed: `(xs.count(v)) % 2 == 0` is
+    the code's `xs.count(v) % 2 == 0`."""
+    try:
+        return ast.unparse(safe_ast.parse(src.strip(), mode="eval"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return src.replace(" ", "")
+
+
 _REMEMBERED_STEPS = 3
 """How many steps on an unnamed "the condition" still speaks of the test last quoted."""
 
@@ -1903,7 +2096,7 @@ def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None
     """ "First: if n < 0 or len(text) <= n. ... n < 0 is True ... the condition is False overall":
     a condition claim that names no test speaks of the code's test the chain quoted last, a few
     sentences back at most. A test quoted that is not the code's forgets it."""
-    tests = {t.replace(" ", ""): t for t in facts.cond_text.values() if t}
+    tests = {_test_key(t): t for t in facts.cond_text.values() if t}
     current: str | None = None
     age = 0
     for step in steps:
@@ -1912,14 +2105,16 @@ def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None
             if c.kind == CONDITION and c.condition is None and c.name is None and c.line is None:
                 before = [m for m in quoted if step.start + m.end() <= c.start]
                 if before:
-                    named = tests.get(before[-1].group("test").strip().replace(" ", ""))
+                    named = tests.get(
+                        _test_key(before[-1].group("test") or before[-1].group("named"))
+                    )
                     if named is not None:
                         c.condition = named
                         continue
                 if current is not None and age <= _REMEMBERED_STEPS:
                     c.condition = current
         if quoted:
-            current = tests.get(quoted[-1].group("test").strip().replace(" ", ""))
+            current = tests.get(_test_key(quoted[-1].group("test") or quoted[-1].group("named")))
             age = 0
         else:
             age += 1
@@ -1927,6 +2122,8 @@ def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None
             # The code's test written out word for word in the sentence ("we look at if a > 2
             # or b == 'z' first"), when it is the only one.
             squeezed = re.sub(r"[\s`]+", "", step.text)
-            written = {t for k, t in tests.items() if len(k) >= 5 and k in squeezed}
+            written = {
+                t for t in tests.values() if len(k := t.replace(" ", "")) >= 5 and k in squeezed
+            }
             if len(written) == 1:
                 current, age = written.pop(), 0
