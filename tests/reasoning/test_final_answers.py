@@ -580,3 +580,19 @@ def test_the_expected_output_of_the_input_task_is_the_question() -> None:
     assert flagged(result) == "f([3, 5])"
     restated = [j for j in result.judgements if j.claim.text.startswith("The expected")]
     assert [j.verdict for j in restated] == [UNVERIFIABLE]
+
+
+def test_a_result_described_then_given_after_a_colon() -> None:
+    """ "it returns a new list with these values: X" gives X; a colon that does not introduce
+    the result ("a list of pairs: key and value", a condition) gives nothing."""
+    for chain in (
+        "Each item doubles. In the end it returns a fresh list holding these: `[6, 9]`. Done.",
+        "Each item doubles. The function returns the following list: [6, 9]",
+    ):
+        assert "[6, 9]" in (flagged(align_text(chain, run())) or ""), chain
+        assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+    for chain in (
+        "Each item doubles. The function returns a list of pairs: key and value.",
+        "Each item doubles. The function returns the list when nums: [6, 9] is empty.",
+    ):
+        assert align_text(chain, run()).first_divergence is None, chain

@@ -761,6 +761,12 @@ _RETURNED = re.compile(
     r"(?:the\s+)?(?:return\s+value|output|answer|result)\b",
     re.I,
 )
+_NAMED_THEN_VALUE = re.compile(
+    r"(?:an?|the|this|these|its|their)\s+(?![^:\n]*\b(?:if|when|unless|where)\b)"
+    r"[^.:;!?\n()\[\]{}'\"`=<>#]{1,60}?:[ \t]*(?=\S)",
+    re.I,
+)
+"""A result described, then given after a colon: "returns a new string like this: 'ab'"."""
 _COLON = re.compile(r"[ \t]*:[ \t]*")
 _FSTRING = re.compile(
     r"\bthe\s+f-?string\s+(?:gives|produces|evaluates\s+to|is|becomes|yields)\s+", re.I
@@ -777,6 +783,8 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         if m.group("noun") and m.group("noun") in names:
             continue  # "the result is ..." speaks of the variable `result`
         got = _value_at(text, m.end())  # a literal, or "an empty list" in words
+        if got is None and (named := _NAMED_THEN_VALUE.match(text, m.end())):
+            got = _value_at(text, named.end())  # "returns a new list with these values: [1]"
         if got is None:
             continue
         subj = (m.group("subj") or "").strip().lower()
