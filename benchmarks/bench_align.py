@@ -68,12 +68,25 @@ def _python(src: str) -> bool:
     return True
 
 
+def _stated_output(text: str, fence: re.Match[str]) -> bool:
+    """A fence holding one literal value under a heading ("The output is:", "it would
+    return:") is the output stated, not code."""
+    body = fence.group(1).strip()
+    if "\n" in body:
+        return False
+    try:
+        ast.literal_eval(body)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return text[: fence.start()].rstrip().rstrip("*_ ").endswith(":")
+
+
 def code_in_chain(text: str, code: str) -> list[tuple[int, int]]:
     """Python code inside a chain, found without the parser: fenced blocks that are Python,
     indented lines that are Python statements, lines of f quoted."""
     spans = []
     for m in re.finditer(r"```[^\n]*\n(.*?)(?:```|\Z)", text, re.S):
-        if _python(m.group(1)):
+        if _python(m.group(1)) and not _stated_output(text, m):
             spans.append((m.start(), m.end()))
     source = {ln.strip() for ln in code.splitlines() if len(ln.strip()) >= 6}
     pos = 0

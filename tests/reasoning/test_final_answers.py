@@ -474,3 +474,125 @@ def test_the_input_named_generically_must_be_one_argument() -> None:
     assert align_text("The function returns the original string.", tr).judgements == []
     result = align_text("The function returns the original a.", tr)
     assert [j.verdict for j in result.judgements] == ["consistent"]
+
+
+@pytest.mark.parametrize(
+    ("chain", "call", "value"),
+    [
+        # A relative clause on f: its antecedent is the function.
+        (
+            "The code wraps a filter inside `f`, which here returns nothing.",
+            "f([5, 7], 6)",
+            "None",
+        ),
+        (
+            "We hand both numbers to f, which in this case returns an empty list.",
+            "f([5, 7], 1)",
+            "[]",
+        ),
+        # Run-on prose: a clause opened by "so" with no comma before it.
+        ("both stay above one so the function returns an empty list", "f([5, 7], 1)", "[]"),
+        # A phrase placing the answer in the task: "in the expected output", "for the given call".
+        ("This function returns an empty list for the given call.", "f([5, 7], 1)", "[]"),
+        (
+            "The function returns nothing in the expected output, since 7 is kept.",
+            "f([5, 7], 6)",
+            "None",
+        ),
+        # "the original function" is f as given (as against a rewrite).
+        ("The original function returns zero.", "f([5, 7], 6)", "0"),
+    ],
+)
+def test_more_plain_statements_of_the_answer_in_words(chain: str, call: str, value: str) -> None:
+    result = align_text(chain, run(KEEP, call))
+    answers = [j for j in result.judgements if j.claim.kind == RETURN]
+    assert [j.claim.value for j in answers] == [value], chain
+    assert answers[0].verdict == CONTRADICTED
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        # "which" on something else than f.
+        "The filter calls len(items), which then returns two.",
+        # a described value followed by more that pins nothing ("a list of ...")
+        "Both stay, so the function returns an empty list of pairs.",
+        # a hedge is not an answer, whatever its subject
+        "The original code should return zero.",
+    ],
+)
+def test_a_relative_clause_on_another_subject_or_a_longer_description_is_no_answer(
+    chain: str,
+) -> None:
+    result = align_text(chain, run(KEEP, "f([5, 7], 1)"))
+    described = [j for j in result.judgements if j.claim.kind == RETURN]
+    assert described == [], chain
+
+
+def test_a_value_fenced_under_a_heading_is_the_stated_output_anywhere_in_the_chain() -> None:
+    """ "The output is:" or "calling f(...) returns:" over a fence holding nothing but a value
+    states the answer even when more explanation follows; a heading over another call's value
+    does not."""
+    for chain in (
+        "Each item doubles.\n\nThe output is:\n```\n[6, 9]\n```\nbecause both values double.",
+        "Say we call `f([3, 4])`, it would return:\n```python\n[6, 9]\n```\nThat is all it does.",
+        "Calling f([3, 4]) gives:\n```\n[6, 9]\n```\nas each number is doubled.",
+    ):
+        result = align_text(chain, run())
+        assert flagged(result) == "[6, 9]", chain
+        assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+    other = "For instance, calling `f([10, 20, 30])` returns:\n```\n[20, 40, 60]\n```\nand so on."
+    assert align_text(other, run()).judgements == []
+    code = "Calling f([3, 4]) gives:\n```python\nout = [6, 9]\nprint(out)\n```\nwhich prints it."
+    assert align_text(code, run()).first_divergence is None
+
+
+def test_a_value_after_returned_and_a_colon_is_the_returned_value() -> None:
+    """ "..., so it is returned: X" names X, not the value written before the verb."""
+    chain = "3 -> 6, 4 -> 8; the list is complete so it is returned: [6, 9]"
+    result = align_text(chain, run())
+    assert flagged(result) == "it is returned: [6, 9]"
+    assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "This function returns [6, 9] because each item is doubled. It is a comprehension.",
+        "The function `f` returns `[6, 9]` since both values double. Simple enough.",
+        "The function will output [6, 9] for this input. Each value doubles.",
+        "Here, `f` will return [6, 9] after doubling. That is all.",
+        "The expected output is [6, 9]. Each item doubles.",
+        "The returned value is [6, 9]. Each item doubles.",
+        "The original function returns [6, 9], unlike my rewrite. Each item doubles.",
+    ],
+)
+def test_f_named_as_the_subject_in_the_middle_of_a_chain_states_its_result(chain: str) -> None:
+    result = align_text(chain, run())
+    assert "[6, 9]" in (flagged(result) or ""), chain
+    assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+
+
+def test_the_expected_output_of_the_input_task_is_the_question() -> None:
+    tr = run(DOUBLE, "f([3, 5])")
+    chain = "The expected output is [6, 8], so each item of the input is half of it: f([3, 5])."
+    result = align_text(chain, tr, target="[6, 8]")
+    assert flagged(result) == "f([3, 5])"
+    restated = [j for j in result.judgements if j.claim.text.startswith("The expected")]
+    assert [j.verdict for j in restated] == [UNVERIFIABLE]
+
+
+def test_a_result_described_then_given_after_a_colon() -> None:
+    """ "it returns a new list with these values: X" gives X; a colon that does not introduce
+    the result ("a list of pairs: key and value", a condition) gives nothing."""
+    for chain in (
+        "Each item doubles. In the end it returns a fresh list holding these: `[6, 9]`. Done.",
+        "Each item doubles. The function returns the following list: [6, 9]",
+    ):
+        assert "[6, 9]" in (flagged(align_text(chain, run())) or ""), chain
+        assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+    for chain in (
+        "Each item doubles. The function returns a list of pairs: key and value.",
+        "Each item doubles. The function returns the list when nums: [6, 9] is empty.",
+    ):
+        assert align_text(chain, run()).first_divergence is None, chain

@@ -27,9 +27,28 @@ def rows() -> list[dict]:
     return out
 
 
+def _stated_output(text: str, fence: re.Match[str]) -> bool:
+    """A fence holding one literal value under a heading ("The output is:", "it would
+    return:") is the output stated, not code."""
+    import ast
+
+    body = fence.group(0).splitlines()[1:-1]
+    if len(body) != 1:
+        return False
+    try:
+        ast.literal_eval(body[0].strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return text[: fence.start()].rstrip().rstrip("*_ ").endswith(":")
+
+
 def code_in(text: str, code: str) -> list[tuple[int, int]]:
     """Fenced blocks and lines of f, found here without the parser."""
-    spans = [(m.start(), m.end()) for m in re.finditer(r"```.*?(?:```|\Z)", text, re.S)]
+    spans = [
+        (m.start(), m.end())
+        for m in re.finditer(r"```.*?(?:```|\Z)", text, re.S)
+        if not _stated_output(text, m)
+    ]
     source = {ln.strip() for ln in code.splitlines() if len(ln.strip()) >= 6}
     pos = 0
     for raw in text.splitlines(keepends=True):

@@ -118,10 +118,17 @@ _PRINT_COMMENT = re.compile(
 )
 _REPL = re.compile(r"^[ \t]*>>>[ \t]*(?:print\s*\(\s*)?f\s*\([^\n]*\n[ \t]*(?P<v>[^\n]*\S)", re.M)
 _FENCED_OUTPUT = re.compile(
-    r"^[ \t>#*_-]*(?:the\s+)?(?:final\s+|expected\s+)?(?:output|result|answer|return\s+value)s?[*_ \t]*:"
-    r"[*_ \t]*\n[ \t]*(```|~~~)[^\n]*\n(?P<v>[^\n]*\S)[ \t]*\n[ \t]*\1",
+    r"^[ \t>#*_-]*(?:(?:so|thus|hence|therefore|finally)\b,?\s*)?"
+    r"(?:(?:(?:the|my|our)\s+)?(?:final\s+|expected\s+)?(?:output|result|answer|return\s+value)s?"
+    r"(?:\s+of\s+`?f\([^\n]*?\)`?)?(?:\s+(?:is|will\s+be|would\s+be|should\s+be))?"
+    r"|[^\n]*?(?:`?\bf\s*\([^\n]*\)`?|\bfunction\s+`f`|\bfunction\s+f\b|`f`)"
+    r"(?:,?\s+it)?\s+(?:will\s+|would\s+|should\s+)?(?:returns?|outputs?|gives|produces|evaluates\s+to))"
+    r"[*_ \t]*:[*_ \t]*\n[ \t]*(?P<fence>```|~~~)[^\n]*\n(?P<v>[^\n]*\S)[ \t]*\n[ \t]*(?P=fence)",
     re.I | re.M,
 )
+"""A heading over a fence that holds nothing but a value: "Output:", "The output is:", "Calling
+f([1]) returns:", "if you call f([1]), it would return:" (a verb heading names f or its call; "the
+function returns:" may speak of a rewrite)."""
 _RAISE_COMMENT = re.compile(
     r"(?<![\w.])(?:print\s*\(\s*)?f\s*\(.*#\s*(?:raises?\s+(?:an?\s+)?)?"
     r"(?P<exc>[A-Z]\w*(?:Error|Exception))\b"
@@ -714,10 +721,13 @@ _GENERIC_NOUNS = {
     "integer": int,
 }
 _DESCRIBED = re.compile(
-    r"(?:^|(?<=[.!:]\s)|(?<=\n)|(?<=,\s)(?=(?:so|thus|hence|therefore)\b))[ \t>*_-]*"
+    r"(?:^|(?<=[.!:]\s)|(?<=\n)|(?<=,\s)(?=(?:so|thus|hence|therefore|which)\b)"
+    r"|(?<=\s)(?=(?:so|thus|hence|therefore)\s))[ \t>*_-]*"
     r"(?:(?:so|thus|hence|therefore|finally|in\s+the\s+end|in\s+this\s+case|overall)\b,?\s+)*"
-    r"(?:(?P<subj>(?:the|this)\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n]*?\))?`?|it)"
-    r"\s+(?:(?:then|simply|just|always)\s+)?(?:will\s+(?:simply\s+|just\s+)?)?"
+    r"(?:(?P<subj>(?:the|this)\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n]*?\))?`?|it"
+    r"|(?:the\s+)?(?:original|given)\s+(?:function|code)(?:\s+`?f`?)?|which)"
+    r"(?:,?\s+(?:then|simply|just|always|now|here|in\s+this\s+case|for\s+this\s+input),?)*"
+    r"\s+(?:will\s+(?:simply\s+|just\s+)?)?"
     r"(?:return|returns|outputs?|gives\s+back|evaluates\s+to)"
     r"|(?:the\s+|its\s+)?(?:final\s+)?(?:output|result|answer|return\s+value)"
     r"(?:\s+of\s+`?f\([^\n`]*?\)`?)?\s+(?:is|will\s+be))\s+"
@@ -727,7 +737,9 @@ _DESCRIBED = re.compile(
     r"|(?:the\s+|its\s+)?(?:original|same|unchanged|unmodified)\s+(?:input\s+)?`?(?P<orig>\w+)`?"
     r"(?:\s+(?:unchanged|unmodified|as\s+it\s+was(?:\s+(?:passed|given))?))?"
     r"|(?:the\s+|its\s+)?(?:input\s+)?`?(?P<kept>\w+)`?\s+(?:unchanged|unmodified))"
-    r"(?:\s*\((?P<paren>[^()\n]*)\))?(?:,?\s+(?:here|in\s+this\s+case|for\s+this\s+(?:input|call)))?"
+    r"(?:\s*\((?P<paren>[^()\n]*)\))?"
+    r"(?:,?\s+(?:here|(?:in|for|as)\s+(?:this|the|its|our)\s+(?:\w+\s+)?"
+    r"(?:case|input|call|example|output|result|answer)s?))?"
     r"(?=\s*(?:[.!](?:\s|$)|$|,?\s+(?:because|since|as)\b|,\s*which\b))",
     re.I | re.M,
 )
@@ -829,6 +841,10 @@ def _sentence_before(text: str, at: int) -> str:
     return head[cut + 1 :].lstrip() if cut >= 0 else head.lstrip()
 
 
+_OF_F = re.compile(r"(?:\bf`?|\bfunction`?|\bf\([^\n()]*\)`?)\s*,\s*$", re.I)
+"""A relative clause's antecedent is f: "`f`, which", "the function, which", "f(x), which"."""
+
+
 def described_answer(prose: str, text: str, code: str, call: str | None) -> Claim | None:
     """The last commitment to f's result in words that denote one value: "the function returns
     nothing", "f returns zero", "the output is an empty dict", "it returns the original list"
@@ -866,7 +882,11 @@ def described_answer(prose: str, text: str, code: str, call: str | None) -> Clai
     subj = (m.group("subj") or "").lower()
     if subj == "it" and not _F_SUBJECT.match(_sentence_before(prose, m.start())):
         return None  # "it" is f only when the sentence before speaks of f
-    if subj in ("it", "the function", "this function") and _rewritten_before(text, m.start(), code):
+    if subj == "which" and not _OF_F.search(prose, max(0, m.start() - 40), m.start()):
+        return None  # "which" is f only in a clause on f: "the `f` function, which returns ..."
+    if subj in ("it", "which", "the function", "this function") and _rewritten_before(
+        text, m.start(), code
+    ):
         return None
     start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*_-"))
     return Claim(RETURN, text[start : m.end()], value, start=start, end=m.end())

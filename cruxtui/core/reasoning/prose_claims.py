@@ -152,11 +152,13 @@ _COND_SHAPE = re.compile(
     r"|\.(?:startswith|endswith|is[a-z]+)\()"
 )
 _RETURN_RE = re.compile(
-    r"(?P<subj>\bthe\s+function\s+(?:f\s+)?|\bfunction\s+f\s+|`?\bf\([^\n]*?\)`?\s+|\bf\s+|\bit\s+|"
+    r"(?P<subj>\b(?:the|this|the\s+original|the\s+given)\s+function\s+(?:`?f`?\s+)?|\bfunction\s+`?f`?\s+"
+    r"|`?\bf\([^\n]*?\)`?\s+|\bf\s+|`f`\s+|\bit\s+|"
     r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|\bthat\s+|^)"
     r"(?:will\s+|would\s+|should\s+|must\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*"
-    r"returns?\s+(?:the\s+value\s+)?"
-    r"|(?:\bthe\s+(?:final\s+)?(?P<noun>output|answer)|\bthe\s+final\s+(?:result|value)|\b(?:the\s+)?return\s+value"
+    r"(?:returns?|(?<=function\s)(?:will\s+)?outputs?(?=\s+[-\[('\"`\d{]))\s+(?:the\s+value\s+)?"
+    r"|(?:\bthe\s+(?:final\s+|expected\s+)?(?P<noun>output|answer)|\bthe\s+final\s+(?:result|value)"
+    r"|\b(?:the\s+)?return(?:ed)?\s+value"
     r"|\bthe\s+result(?=\s+of\s+(?:the\s+)?(?:function|f\b|call|`?f\()))(?:\s+of\s+(?:the\s+)?"
     r"(?:function|f|call|`?f\([^\n]*?\)`?))?\s+(?:is|will\s+be|would\s+be|should\s+be|=)\s+"
     r"|\bf\([^\n]*?\)\s*==\s*|\bassert\s+f\([^\n]*?\)\s*==\s*"
@@ -768,21 +770,16 @@ _RETURNED = re.compile(
     r"(?:the\s+)?(?:return\s+value|output|answer|result)\b",
     re.I,
 )
+_NAMED_THEN_VALUE = re.compile(
+    r"(?:an?|the|this|these|its|their)\s+(?![^:\n]*\b(?:if|when|unless|where)\b)"
+    r"[^.:;!?\n()\[\]{}'\"`=<>#]{1,60}?:[ \t]*(?=\S)",
+    re.I,
+)
+"""A result described, then given after a colon: "returns a new string like this: 'ab'"."""
+_COLON = re.compile(r"[ \t]*:[ \t]*")
 _FSTRING = re.compile(
     r"\bthe\s+f-?string\s+(?:gives|produces|evaluates\s+to|is|becomes|yields)\s+", re.I
 )
-
-
-_INTRODUCED = re.compile(r"(?:a|an|the)\s+[A-Za-z][\w\s,'-]{0,60}?[A-Za-z]\s*:\s*`?")
-"""A value introduced by a colon after the noun it is ("returns a new list with these values:
-`[1, 2]`", "returns the following: 'ab'")."""
-
-
-def _introduced_value(text: str, i: int) -> tuple[int, str] | None:
-    m = _INTRODUCED.match(text, i)
-    if m is None or re.search(r"[.;]\s", m.group(0)):
-        return None
-    return _value_at(text.replace("`", " "), m.end())
 
 
 def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
@@ -795,8 +792,8 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         if m.group("noun") and m.group("noun") in names:
             continue  # "the result is ..." speaks of the variable `result`
         got = _value_at(text, m.end())  # a literal, or "an empty list" in words
-        if got is None and m.group("subj") is not None:
-            got = _introduced_value(text, m.end())
+        if got is None and (named := _NAMED_THEN_VALUE.match(text, m.end())):
+            got = _value_at(text, named.end())  # "returns a new list with these values: [1]"
         if got is None:
             continue
         subj = (m.group("subj") or "").strip().lower()
@@ -830,6 +827,12 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
             Claim(RETURN, text[m.start() : got[0]].strip(), got[1], start=m.start(), end=got[0])
         )
     for m in _RETURNED.finditer(text):
+        # "..., so it is returned: [1, 2]": the value after the colon is the one returned.
+        colon = _COLON.match(text, m.end())
+        after = _value_at(text, colon.end()) if colon else None
+        if after is not None:
+            claims.append(_stated(RETURN, text, m.start(), after))
+            continue
         lit = last_literal(text, m.start())
         if lit is not None:
             s, e, value = lit
