@@ -246,3 +246,42 @@ def test_an_expressions_value_written_out_after_its_description() -> None:
     wrong = "With a step of 5, s[:4:5] is the first four letters, 'abcd', so f returns 'abcd'."
     assert flagged(align_text(wrong, tr), wrong) == "s[:4:5] is the first four letters, 'abcd'"
     quiet("With a step of 5, s[:4:5] is just the first letter, 'a', so f returns 'a'.", tr)
+
+
+# A premise of a verdict on a test: the state the test is decided on ---------------------------
+
+RESET = (
+    "def f(word, ch, times):\n"
+    "    flag = ch\n"
+    "    for _ in range(times):\n"
+    "        if flag:\n"
+    "            word, flag = word.replace(flag, '', 1), None\n"
+    "            flag = ch\n"
+    "    return word\n"
+)
+
+
+def test_a_value_given_as_the_reason_for_a_branch_is_the_state_at_the_test() -> None:
+    tr = run(RESET, "f('banana', 'a', 2)")
+    # flag is None for a moment inside the first iteration, but is 'a' again by the test of the
+    # second: the writer's reason is wrong where the test is decided.
+    wrong = (
+        "In the first iteration flag is 'a', so one 'a' goes and flag is set to None. "
+        "In the second iteration flag is None, so the `if` body is skipped. f returns 'bnana'."
+    )
+    assert flagged(align_text(wrong, tr), wrong) == "flag is None"
+    quiet(
+        "In the first iteration flag is 'a', so one 'a' goes, flag is set to None and then back "
+        "to 'a'. In the second iteration flag is 'a', so the `if` body runs again and another "
+        "'a' goes. f returns 'bnna'.",
+        tr,
+    )
+
+
+def test_a_premise_that_is_not_the_codes_test_gets_no_verdict_of_its_own() -> None:
+    code = "def f(xs):\n    out = 0\n    if xs:\n        out = len(xs)\n    return out\n"
+    tr = run(code, "f([])")
+    # "xs == []" is the reason, true; the branch verdict is about the code's `if xs:`.
+    quiet("xs == [], so we skip the if block and f returns 0.", tr)
+    wrong = "xs == [], so we enter the if block and f returns 1."
+    assert flagged(align_text(wrong, tr), wrong) == "we enter the if"

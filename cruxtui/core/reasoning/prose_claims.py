@@ -696,11 +696,41 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
             truth = "True" if (m.group("enter") or m.group("taken")) else "False"
             # The condition may be written just before: "6173 < 1000, so the branch is taken".
             leading = _leading_condition(text[: m.start()], known)
+            if leading is not None and not any(_same_shape(leading, k) for k in known):
+                # "m is None, so the if body is skipped" (the code tests `if m:`): a premise of
+                # the chain's, not the test the branch verdict is about.
+                leading = None
             claims.append(
                 Claim(CONDITION, m.group(0), truth, condition=leading, start=m.start(), end=m.end())
             )
             break
     return claims
+
+
+def _shape(src: str) -> str | None:
+    """An expression's form with every name and constant blanked: `6173 < 1000` and
+    `num < 1000` have one form, `m is None` and `m` two."""
+    try:
+        tree = safe_ast.parse(src.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(
+                    node,
+                    name,
+                    [ast.Name("_") if isinstance(v, ast.Name | ast.Constant) else v for v in value],
+                )
+            elif isinstance(value, ast.Name | ast.Constant):
+                setattr(node, name, ast.Name("_"))
+    return ast.dump(tree, annotate_fields=False)
+
+
+def _same_shape(written: str, test: str) -> bool:
+    """Is `written` the code's `test`, maybe with values for its variables?"""
+    a, b = _shape(written), _shape(test)
+    return a is not None and a == b
 
 
 def _condition_start(text: str, end: int) -> int:
