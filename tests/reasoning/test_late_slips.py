@@ -285,3 +285,16 @@ def test_a_premise_that_is_not_the_codes_test_gets_no_verdict_of_its_own() -> No
     quiet("xs == [], so we skip the if block and f returns 0.", tr)
     wrong = "xs == [], so we enter the if block and f returns 1."
     assert flagged(align_text(wrong, tr), wrong) == "we enter the if"
+
+
+def test_a_wanted_state_is_the_target_not_the_runs_state() -> None:
+    from cruxtui.core.reasoning.claim_judge import is_hypothetical
+
+    # Reasoning backwards states what the run must reach, not what it has so far.
+    assert is_hypothetical("We want out = [2, 4, 6] once the loop is over.")
+    assert is_hypothetical("So we need text == 'ab' at the return.")
+    assert is_hypothetical("The goal is count = 3.")
+    # Work to do, and a variable that happens to be called target, are the run's.
+    assert not is_hypothetical("We need to compute len(s) = 5 first.")
+    assert not is_hypothetical("target is 'box.', so 'x.' is not in it.")
+    assert not is_hypothetical("out = [2] after the first pass.")

@@ -53,9 +53,13 @@ _HYPOTHETICAL = re.compile(
     r"^\s*(?:if(?!\s+(?:we|i)\s+(?:start|take|pick|use|choose|try|set|call|pass|run))|otherwise|else|"
     r"suppose|assuming|in\s+case|had|were)\b|\b(?:if\s+it\s+were|had\s+been|"
     r"would\s+have|otherwise|in\s+case|suppose|hypothetically|about\s+to\s+say|almost\s+said|"
-    r"one\s+might\s+(?:think|expect)|it\s+is\s+tempting|a\s+common\s+mistake|not\s+to\s+be\s+confused)\b",
+    r"one\s+might\s+(?:think|expect)|it\s+is\s+tempting|a\s+common\s+mistake|not\s+to\s+be\s+confused)\b"
+    r"|^\s*(?:so\s+|now\s+)?(?:we|i)\s+(?:want|need|'d\s+need|would\s+need|are\s+looking\s+for|"
+    r"'re\s+looking\s+for)\b(?!\s+to\b)|^\s*the\s+(?:goal|aim)\s+is\b",
     re.I,
 )
+"""Another run, or a state wanted rather than reached ("We want new = [-3, 1]", "the goal is
+out == 'ab'"; not "target is ...", which may name a variable): reasoning backwards states the target, not what the run has so far)."""
 
 
 def is_hypothetical(sentence: str) -> bool:
