@@ -298,3 +298,21 @@ def test_a_wanted_state_is_the_target_not_the_runs_state() -> None:
     assert not is_hypothetical("We need to compute len(s) = 5 first.")
     assert not is_hypothetical("target is 'box.', so 'x.' is not in it.")
     assert not is_hypothetical("out = [2] after the first pass.")
+
+
+# A call described by its arguments ----------------------------------------------------------
+
+PLACE = "def f(items, where, what):\n    items.insert(where, what)\n    return items\n"
+
+
+def test_what_an_insert_puts_where() -> None:
+    tr = run(PLACE, "f(['a', 'b'], 0, 'z')")
+    swapped = "The call inserts 0 at position 26, past the end, so it goes last: ['a', 'b', 0]."
+    assert flagged(align_text(swapped, tr), swapped) == "inserts 0 at position 26"
+    quiet("The call inserts 'z' at position 0, so the list is ['z', 'a', 'b'].", tr)
+    # Where Python really puts it is what a writer may name: index 2 for one past the end.
+    tr = run(PLACE, "f(['a', 'b'], 7, 'z')")
+    quiet("items.insert(7, 'z') inserts 'z' at index 2, the end, giving ['a', 'b', 'z'].", tr)
+    quiet("'z' is inserted at index 7, which is past the end: ['a', 'b', 'z'].", tr)
+    tr = run(PLACE, "f(['a', 'b'], -1, 'z')")
+    quiet("'z' goes in at position 1, before the last item: ['a', 'z', 'b'].", tr)

@@ -1807,6 +1807,59 @@ def find_input_types(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_LIT = r"'[^'\n]*'|\"[^\"\n]*\"|-?\d+(?:\.\d+)?"
+_INSERTS_RE = re.compile(
+    r"\binserts?\s+(?:the\s+(?:value|string|number|element|item)\s+)?(?P<val>" + _LIT + r")\s+"
+    r"(?:at|into)\s+(?:the\s+)?(?:position|index|place|slot)\s+(?P<idx>-?\d+)\b"
+    r"|(?P<val2>" + _LIT + r")\s+(?:is|gets|goes|will\s+be)\s+(?:inserted\s+)?(?:in\s+at|in|at)\s+"
+    r"(?:position|index)\s+(?P<idx2>-?\d+)\b",
+    re.I,
+)
+
+
+def find_inserts(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "the call inserts the value 0 at position 9", "15 is inserted at index 4": the code's one
+    `insert` call (or the one written before), by its arguments as that line starts: the value
+    passed, and the place — as passed, or where Python puts it (a negative index counts from the
+    end, one past the end appends): either is what the writer may mean."""
+    calls = facts.call_sources.get("insert", set())
+    claims: list[Claim] = []
+    for m in _INSERTS_RE.finditer(text):
+        written = re.findall(
+            r"\b[A-Za-z_]\w*\.insert\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)", text[: m.start()]
+        )
+        mine = [c for c in calls if written and c.replace(" ", "") == written[-1].replace(" ", "")]
+        source = mine[0] if mine else (next(iter(calls)) if len(calls) == 1 else None)
+        if source is None:
+            continue
+        try:
+            call = safe_ast.parse(source, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if (
+            not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute))
+            or len(call.args) != 2
+        ):
+            continue
+        box = ast.unparse(call.func.value)
+        where, what = (ast.unparse(a) for a in call.args)
+        lines = facts.call_lines.get(source.replace(" ", ""), set())
+        if len(lines) != 1 or any(resolve_expression(x, facts) is None for x in (box, where, what)):
+            continue
+        val, idx = m.group("val") or m.group("val2"), m.group("idx") or m.group("idx2")
+        if not is_literal(val):
+            continue
+        placed = f"min(max(({where}) + len({box}) if ({where}) < 0 else ({where}), 0), len({box}))"
+        test = f"({what}) == {val} and {idx} in (({where}), {placed})"
+        said = f"{source} puts {val} at {idx}"  # how the judgement reads
+        claim = Claim(
+            CONDITION, m.group(0), "True", name=test, condition=said, start=m.start(), end=m.end()
+        )
+        claim.before_line = next(iter(lines))
+        claims.append(claim)
+    return claims
+
+
 def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
     "`s.append(len(s))` appends 4" (the value the call's argument has)."""
@@ -2130,6 +2183,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_additions(text, facts)
         + find_the_slice(text, facts)
         + find_input_types(text, facts)
+        + find_inserts(text, facts)
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
