@@ -316,3 +316,15 @@ def test_what_an_insert_puts_where() -> None:
     quiet("'z' is inserted at index 7, which is past the end: ['a', 'b', 'z'].", tr)
     tr = run(PLACE, "f(['a', 'b'], -1, 'z')")
     quiet("'z' goes in at position 1, before the last item: ['a', 'z', 'b'].", tr)
+
+
+def test_a_line_worked_out_gives_the_variable_it_assigns_its_value() -> None:
+    code = "def f(st, k):\n    st = st[k:]\n    n = len(st) + k\n    return st, n\n"
+    tr = run(code, "f('abcdef', 2)")
+    wrong = "First st = st[2:] = 'cde'. Then n = len(st) + k = 5, so f returns ('cde', 5)."
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "st = st[2:] = 'cde'"
+    assert result.first_divergence.true_value == "'cdef'"  # type: ignore[union-attr]
+    quiet("First st = st[2:] = 'cdef'. Then n = len(st) + k = 4 + 2 = 6: ('cdef', 6).", tr)
+    # An operand of a sum is not what the line assigns.
+    quiet("First st = 'cdef'. Then n = len(st) + k = 4 + 2 = 6: ('cdef', 6).", tr)

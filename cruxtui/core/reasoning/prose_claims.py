@@ -2207,9 +2207,41 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     for n, words, s, e in iterations(text):
         if not any(_overlaps(Claim(ITERATION, words, str(n), start=s, end=e), k) for k in chosen):
             chosen.append(Claim(ITERATION, words, str(n), ordinal=n, start=s, end=e))
+    chosen += _chained_bindings(text, chosen, facts)
     chosen = [c for c in chosen if not _conditional(text, c)]
     chosen.sort(key=lambda c: c.start)
     return chosen
+
+
+_CHAIN_HEAD = re.compile(r"`?(?P<name>[A-Za-z_]\w*)`?\s*=\s*`?$")
+
+
+def _chained_bindings(text: str, chosen: list[Claim], facts: CodeFacts) -> list[Claim]:
+    """ "st = st[2:] = 'bnjrxs'", "n = len(s) + k = 6": the line worked out in the chain, the
+    variable it assigns given the value the right-hand side came to. The expression's claim
+    stays; the variable's is added (its new value, once the line has run)."""
+    out: list[Claim] = []
+    for c in chosen:
+        if c.kind != EXPRESSION or c.retracted:
+            continue
+        head = _CHAIN_HEAD.search(text, max(0, c.start - 40), c.start)
+        if head is None or head.group("name") not in facts.names:
+            continue
+        before = text[: head.start()].rstrip()
+        if before and before[-1] in "+-*/%=<>!&|^~([{,.":
+            continue  # "len(st) + k = 3 + 2 = 6": k is an operand, not what is assigned
+        out.append(
+            Claim(
+                BINDING,
+                text[head.start() : c.end],
+                c.value,
+                name=head.group("name"),
+                change=True,
+                start=head.start(),
+                end=c.end,
+            )
+        )
+    return out
 
 
 _IF_WORDS = re.compile(r"\b(?:if|when|whenever|unless|until|in\s+case)\s+`?$", re.I)
