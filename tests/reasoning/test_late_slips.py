@@ -328,3 +328,24 @@ def test_a_line_worked_out_gives_the_variable_it_assigns_its_value() -> None:
     quiet("First st = st[2:] = 'cdef'. Then n = len(st) + k = 4 + 2 = 6: ('cdef', 6).", tr)
     # An operand of a sum is not what the line assigns.
     quiet("First st = 'cdef'. Then n = len(st) + k = 4 + 2 = 6: ('cdef', 6).", tr)
+
+
+ALTERNATE = (
+    "def f(text):\n"
+    "    out = ''\n"
+    "    for i in range(len(text)):\n"
+    "        if i % 3 == 0:\n"
+    "            out += text[i].capitalize()\n"
+    "        else:\n"
+    "            out += text[i]\n"
+    "    return out\n"
+)
+
+
+def test_the_places_at_which_a_call_is_made() -> None:
+    tr = run(ALTERNATE, "f('abcdefg')")
+    wrong = "Counting from one, positions 1, 4 and 7 get capitalized, so f gives 'aBcdEfg'."
+    assert flagged(align_text(wrong, tr), wrong) == "positions 1, 4 and 7 get capitalized"
+    quiet("Counting from zero, positions 0, 3 and 6 get capitalized, so f gives 'AbcDefG'.", tr)
+    # A few places named, meaning "and so on", are not a claim that there are no others.
+    quiet("Indices 0 and 3 are capitalized, and so on, so f gives 'AbcDefG'.", tr)

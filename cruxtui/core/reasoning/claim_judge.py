@@ -746,6 +746,8 @@ class Judge:
 
     def _loop_values(self, step: ReasoningStep, claim: Claim) -> Judgement:
         """ "k takes the values 1 and 2": the values the loop variable really takes, in order."""
+        if claim.line is not None:
+            return self._values_at_line(step, claim)
         got = self.pos.loop_values.get(claim.name or "")
         if got is None or self.trace.truncated or self.trace.timeout or self.trace.error:
             return Judgement(
@@ -762,6 +764,37 @@ class Judge:
             None,
             None if verdict else true,
             "" if verdict else f"{claim.name} takes {true}",
+        )
+
+    def _values_at_line(self, step: ReasoningStep, claim: Claim) -> Judgement:
+        """ "positions 1, 3 and 5 get swapcased": the values the loop variable has each time f's
+        own frame runs the line making that call. Every value named must be one of them (a
+        writer may name a few and mean "and so on")."""
+        tr = self.trace
+        if tr.truncated or tr.timeout or tr.error:
+            return Judgement(step.index, claim, UNVERIFIABLE, None, note="the run is incomplete")
+        seen = [
+            have
+            for k, st in enumerate(tr.steps)
+            if self.pos.top[k]
+            and st.event == "line"
+            and st.line == claim.line
+            and (have := self.pos.env[k].get(claim.name or "")) is not None
+        ]
+        true = sorted({literal_value(v) for v in seen}, key=repr)
+        said = literal_value(claim.value)
+        if not isinstance(said, list) or not all(isinstance(v, int) for v in true + said):
+            return Judgement(step.index, claim, UNVERIFIABLE, None, note="not comparable")
+        shown = repr(true)
+        if set(said) <= set(true):
+            return Judgement(step.index, claim, CONSISTENT, None, shown)
+        return Judgement(
+            step.index,
+            claim,
+            CONTRADICTED,
+            None,
+            shown,
+            f"line {claim.line} runs for {claim.name} in {shown}",
         )
 
     def _condition_candidates(self, step: ReasoningStep, narrow: bool) -> list[int]:

@@ -1860,6 +1860,49 @@ def find_inserts(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_POSITIONS_GET_RE = re.compile(
+    r"\b(?:positions|indices|indexes|indices)\s+(?P<vals>\d+(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)\d+)+)"
+    r"\s+(?:get|are|will\s+be|become|all\s+get)\s+(?P<verb>[a-z]+)\b",
+    re.I,
+)
+
+
+def _participle_method(verb: str, facts: CodeFacts) -> str | None:
+    """The method a participle names ("swapcased", "removed", "popped", "lowered")."""
+    for cut in (1, 2, 3):
+        stem = verb[:-cut]
+        if verb.endswith(("d", "ed", "ped", "ted")) and stem in facts.method_lines:
+            return stem
+    return None
+
+
+def find_branch_positions(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "positions 1, 3, 5, 7, 9 get swapcased": the places at which the code makes that call,
+    as the values of the position variable of the `for` loop over a range around its one line."""
+    claims: list[Claim] = []
+    for m in _POSITIONS_GET_RE.finditer(text):
+        method = _participle_method(m.group("verb").lower(), facts)
+        if method is None or len(facts.method_lines[method]) != 1:
+            continue
+        line = next(iter(facts.method_lines[method]))
+        loops = [
+            h
+            for h, _b, end in facts.loops
+            if h < line <= end
+            and facts.for_iters.get(h, "").startswith("range(")
+            and len(facts.for_targets.get(h, set())) == 1
+        ]
+        if len(loops) != 1:
+            continue
+        name = next(iter(facts.for_targets[loops[0]]))
+        found = [int(v) for v in re.findall(r"\d+", m.group("vals"))]
+        claim = Claim(
+            LOOP_VALUES, m.group(0), repr(found), name=name, line=line, start=m.start(), end=m.end()
+        )
+        claims.append(claim)
+    return claims
+
+
 def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
     "`s.append(len(s))` appends 4" (the value the call's argument has)."""
@@ -2184,6 +2227,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_the_slice(text, facts)
         + find_input_types(text, facts)
         + find_inserts(text, facts)
+        + find_branch_positions(text, facts)
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
