@@ -268,6 +268,7 @@ class Runner:
         # before deciding it is the endpoint and not the items.
         self.max_consecutive_failures = max_consecutive_failures or max(8, 2 * self.concurrency)
         self._prompts: OrderedDict[str, Any] = OrderedDict()
+        self._unseeded: dict[int, Any] = {}
         self._counts: dict[str, tuple[int, int]] = {}
         self._rate_sum = 0.0
         """Sum over samples of passed / generations: pass@1 kept up to date per generation."""
@@ -464,10 +465,12 @@ class Runner:
         request seeded for the first of its batch."""
         params = self.plan.params
         seed = getattr(params, "seed", None)
-        changes: dict[str, Any] = {"n": n}
         if seed is not None:
-            changes["seed"] = seed + index
-        return replace(params, **changes)
+            return replace(params, n=n, seed=seed + index)
+        unseeded = self._unseeded.get(n)  # the same for every request of n (params are frozen)
+        if unseeded is None:
+            unseeded = self._unseeded[n] = replace(params, n=n)
+        return unseeded
 
     async def _stream_one(self, sid: str, index: int, prompt: Any) -> list[tuple[int, Any]]:
         from cruxtui.core.models.generate import generate_one
