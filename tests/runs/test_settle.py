@@ -146,3 +146,16 @@ def test_a_key_of_this_process_is_redacted_by_the_scoring_process_too(
         texts = [t for row in con.execute("SELECT raw, answer FROM generations") for t in row]
     assert texts and all(secret not in (t or "") for t in texts)
     assert any(MARK in (t or "") for t in texts)
+
+
+def test_a_store_named_relative_to_where_the_run_is_started_is_the_one_written(
+    tmp_path: Path, commits_here: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared_offload().start()  # the scoring process already runs, in another directory
+    monkeypatch.chdir(tmp_path)
+    with FakeOpenAI(CruxevalResponder(load_dataset(offline=True).samples, "mixed")) as server:
+        summary, stored = asyncio.run(_run(server, Path("runs.sqlite"), Counter(), n=1))
+    assert commits_here == [] and summary.failed == 0
+    with sqlite3.connect(tmp_path / "runs.sqlite") as con:
+        (count,) = con.execute("SELECT COUNT(*) FROM generations").fetchone()
+    assert count == len(stored) == summary.completed > 0

@@ -551,7 +551,7 @@ class Runner:
                 (item.sid, [(i, c, respond(c.text) if respond else c.text) for i, c in item.done])
             )
         job = Round(
-            store=str(self.store.path),
+            store=str(self.store.path.absolute()),  # the helper keeps the cwd it started in
             run_id=self.plan.run_id,
             task=self.plan.task,
             extract=self.plan.extract,
