@@ -115,6 +115,9 @@ async def runner_pass(
                 style="chat",
                 params=SamplingParams(n=N, max_tokens=MAX_TOKENS),
             )
+            # As `cruxtui run` and sweeps prepare a run (`session._prepare`): the HTTP client is
+            # built before the clock starts, as the bare client's is.
+            backend.preconnect()
             runner = Runner(
                 plan, store, {s.id: s for s in dataset.samples}, concurrency=concurrency
             )
