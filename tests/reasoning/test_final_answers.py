@@ -596,3 +596,56 @@ def test_a_result_described_then_given_after_a_colon() -> None:
         "Each item doubles. The function returns the list when nums: [6, 9] is empty.",
     ):
         assert align_text(chain, run()).first_divergence is None, chain
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "Both values double. The answer is therefore [6, 9]. Simple.",
+        "Both values double. So the function's output is [6, 9] and we are done.",
+        "Both values double. The final answer is $[6, 9]$. Simple.",
+        "Both values double; output -> [6, 9]",
+        "Both values double. Hence the call evaluates to [6, 9]. Simple.",
+        "Both values double. [6, 9] is returned. Simple.",
+        "Both values double, and [6, 9] is the output.",
+        "3 -> 6 and 4 -> 9 -> [6, 9] returned",
+        "three and four double to six and nine, giving [6, 9] which f returns",
+        "Both values double.\n\nFinal answer:\n[6, 9]\n\nThe doubling explains it.",
+        "Both values double.\nResult → [6, 9]",
+        "Both values double.\nFinal: [6, 9]",
+    ],
+)
+def test_an_answer_stated_in_the_grammar_of_answers_anywhere(chain: str) -> None:
+    result = align_text(chain, run())
+    assert "[6, 9]" in (flagged(result) or ""), chain
+    assert result.first_divergence is not None and result.first_divergence.claim.kind == RETURN
+    right = chain.replace("[6, 9]", "[6, 8]").replace("nine", "eight").replace("9", "8")
+    assert align_text(right, run()).first_divergence is None, right
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        # "the result" alone, mid-chain, may be a step's.
+        "Doubling the first item, the result is [6]. Then the second.",
+        # returned by something else
+        "Both values double; [6, 9] returned by the helper is discarded.",
+        # a value inside another one is no clause of its own
+        "Both values double, so the pair (1, [6, 9]) is returned by g.",
+        # a heading over more than a value
+        "Final answer:\n[6, 9] or so, I am not sure",
+    ],
+)
+def test_answer_grammar_does_not_reach_other_values(chain: str) -> None:
+    result = align_text(chain, run())
+    assert not [j for j in result.judgements if j.claim.kind == RETURN], chain
+
+
+def test_a_clause_is_read_for_its_value_within_a_bounded_window() -> None:
+    """Run-on prose with no sentence punctuation must not make every claim read to the end of
+    the text (quadratic in its length): a clause is read at most a window's length on."""
+    from cruxtui.core.reasoning import literal_scan
+
+    text = "and then x is 5 " * 5000
+    assert literal_scan._clause_end(text, 10) == 10 + literal_scan._CLAUSE_WINDOW
+    assert literal_scan._clause_end("x is 5. y", 0) == 6
