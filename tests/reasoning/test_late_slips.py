@@ -157,3 +157,131 @@ def test_how_many_characters_of_a_kind_a_string_has() -> None:
     literal = "'HeLLo World' has 3 capitals and 7 lowercase letters, so f returns 30."
     assert flagged(align_text(literal, tr), literal) == "'HeLLo World' has 3 capitals"
     quiet("The input has 4 uppercase letters and 1 space, so f returns 40.", tr)
+
+
+# What a change puts into a variable, and "the slice" -------------------------------------------
+
+GROW = (
+    "def f(bag, extra):\n"
+    "    if isinstance(extra, list):\n"
+    "        for e in extra:\n"
+    "            bag.extend(e)\n"
+    "    else:\n"
+    "        bag.extend(extra)\n"
+    "    return len(bag)\n"
+)
+
+
+def test_a_value_said_to_be_added_is_in_the_variable_once_the_change_ran() -> None:
+    tr = run(GROW, "f([0], 'hey')")
+    wrong = (
+        "extra is a string, so the else branch runs: bag.extend(extra) adds 'hey' to bag as "
+        "one item, so bag is [0, 'hey'] and f returns 2."
+    )
+    assert flagged(align_text(wrong, tr), wrong) == "adds 'hey' to bag"
+    quiet(
+        "extra is a string, so the else branch runs: bag.extend(extra) adds 'h' to bag, then "
+        "'e' and 'y', so bag is [0, 'h', 'e', 'y'] and f returns 4.",
+        tr,
+    )
+    # A number added to a number is arithmetic: its membership test cannot run, no claim stands.
+    counter = "def f(n):\n    total = 0\n    total += n\n    return total\n"
+    quiet("The second line adds 5 to total, which is then 5; f returns 5.", run(counter, "f(5)"))
+
+
+WINDOW = (
+    "def f(text, width):\n"
+    "    gap = width - len(text)\n"
+    "    text = text.center(width, '.')\n"
+    "    return text[:gap // 2:-gap // 2]\n"
+)
+
+
+def test_the_slice_is_the_codes_one_slice_where_the_code_takes_it() -> None:
+    tr = run(WINDOW, "f('a', 9)")
+    # Before the centring, 'a'[:4:-4] is empty; the slice is taken on the centred text.
+    wrong = "gap = 8, the text becomes '....a....', and that slice is empty, so f returns ''."
+    assert flagged(align_text(wrong, tr), wrong) == "that slice is empty"
+    quiet("gap = 8, the text becomes '....a....', and the slice gives '.', which f returns.", tr)
+    two = "def f(s):\n    return s[:2] + s[-2:]\n"
+    quiet("The slice is 'zz', so f returns 'abyz'.", run(two, "f('abyz')"))
+
+
+# Values introduced by their description ------------------------------------------------------
+
+GRID = (
+    "def f(rows):\n"
+    "    rows.reverse()\n"
+    "    out = []\n"
+    "    for r in rows:\n"
+    "        out.append(sorted(r))\n"
+    "    return out\n"
+)
+
+
+def test_a_result_introduced_by_a_colon_after_its_noun() -> None:
+    tr = run(GRID, "f([[3, 1], [2, 2]])")
+    wrong = "It reverses the rows and sorts each. So it returns a new list with these rows: `[]`."
+    got = flagged(align_text(wrong, tr), wrong) or ""
+    assert got.startswith("it returns a new list with these rows: `[]"), got
+    quiet("Reversed and sorted, it returns the following: [[2, 2], [1, 3]].", tr)
+
+
+def test_the_type_of_the_one_argument_f_takes() -> None:
+    swap = "def f(table):\n    return dict(zip(table.values(), table.keys()))\n"
+    tr = run(swap, "f({1: 'x'})")
+    wrong = "The function takes a list of numbers as input and sorts it, giving [1]."
+    assert flagged(align_text(wrong, tr), wrong) == "The function takes a list of numbers as input"
+    quiet("The function takes a dictionary as input and swaps keys and values: {'x': 1}.", tr)
+    # With two parameters, which one "a list" is, is not said.
+    pair = "def f(a, b):\n    return a + b\n"
+    quiet("The function takes a list as input and adds the two; f returns 3.", run(pair, "f(1, 2)"))
+
+
+STEP = "def f(s):\n    cut = s[:4:5]\n    return cut\n"
+
+
+def test_an_expressions_value_written_out_after_its_description() -> None:
+    tr = run(STEP, "f('abcdef')")
+    wrong = "With a step of 5, s[:4:5] is the first four letters, 'abcd', so f returns 'abcd'."
+    assert flagged(align_text(wrong, tr), wrong) == "s[:4:5] is the first four letters, 'abcd'"
+    quiet("With a step of 5, s[:4:5] is just the first letter, 'a', so f returns 'a'.", tr)
+
+
+# A premise of a verdict on a test: the state the test is decided on ---------------------------
+
+RESET = (
+    "def f(word, ch, times):\n"
+    "    flag = ch\n"
+    "    for _ in range(times):\n"
+    "        if flag:\n"
+    "            word, flag = word.replace(flag, '', 1), None\n"
+    "            flag = ch\n"
+    "    return word\n"
+)
+
+
+def test_a_value_given_as_the_reason_for_a_branch_is_the_state_at_the_test() -> None:
+    tr = run(RESET, "f('banana', 'a', 2)")
+    # flag is None for a moment inside the first iteration, but is 'a' again by the test of the
+    # second: the writer's reason is wrong where the test is decided.
+    wrong = (
+        "In the first iteration flag is 'a', so one 'a' goes and flag is set to None. "
+        "In the second iteration flag is None, so the `if` body is skipped. f returns 'bnana'."
+    )
+    assert flagged(align_text(wrong, tr), wrong) == "flag is None"
+    quiet(
+        "In the first iteration flag is 'a', so one 'a' goes, flag is set to None and then back "
+        "to 'a'. In the second iteration flag is 'a', so the `if` body runs again and another "
+        "'a' goes. f returns 'bnna'.",
+        tr,
+    )
+
+
+def test_a_premise_that_is_not_the_codes_test_gets_no_verdict_of_its_own() -> None:
+    code = "def f(xs):\n    out = 0\n    if xs:\n        out = len(xs)\n    return out\n"
+    tr = run(code, "f([])")
+    # "xs == []" is the reason, true; the branch verdict is about the code's `if xs:`.
+    quiet("xs == [], so we skip the if block and f returns 0.", tr)
+    wrong = "xs == [], so we enter the if block and f returns 1."
+    assert flagged(align_text(wrong, tr), wrong) == "we enter the if"

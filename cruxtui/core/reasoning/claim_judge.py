@@ -429,6 +429,8 @@ class Judge:
             inside = [k for k in cand if self.pos.ran[k] == claim.line]
             after = [k for k in range(lo, self.n) if self.pos.ran[k] == claim.line]
             cand = inside or after[:1] or cand
+        if claim.kind == BINDING and not claim.phase_end:
+            cand = self._at_the_test(step, claim, cand)
         if claim.kind == BINDING:
             stale = self._stale_change(step, claim, want) or self._change_in_step(step, claim, want)
             if stale is not None:
@@ -639,6 +641,28 @@ class Judge:
             if self._v(claim, k) != first:
                 return k
         return seen[0]
+
+    def _at_the_test(self, step: ReasoningStep, claim: Claim, cand: list[int]) -> list[int]:
+        """ "m is None, so the `if` body is skipped": a value given as the premise of a verdict
+        on one of the code's tests speaks of the state that test is decided on (where it runs,
+        among the positions the step may speak of)."""
+        text = self.chain.text
+        for c in step.claims:
+            if c.kind != CONDITION or c.start < claim.end or c.line is not None:
+                continue
+            if c.name is not None and c.name not in self.shape.cond_text.values():
+                continue
+            if not _PREMISE.search(text[claim.end : c.start]):
+                continue
+            lines = condition_lines(c, self.shape)
+            lo, hi = self._window(step)
+            around = sorted(set(cand) | set(range(lo, hi + 1)))
+            if step.iteration is not None and self.pos.iterations is not None:
+                around = [k for k in around if self.pos.iteration[k] == step.iteration]
+            tested = [k for k in around if (t := self.pos.cond[k]) is not None and t[0] in lines]
+            if tested:
+                return tested
+        return cand
 
     def _condition(self, step: ReasoningStep, claim: Claim) -> Judgement:
         if claim.line is None and self.values.known(claim):
@@ -888,6 +912,10 @@ def _part_of(claimed: str, true: str | None) -> bool:
         return False
     want = value_key(claimed)
     return want is not OPAQUE and any(value_key(repr(x)) == want for x in obj)
+
+
+_PREMISE = re.compile(r"\b(?:so|therefore|thus|hence|which\s+means|meaning)\b|→|->|=>", re.I)
+"""Words that make what was said before them the reason for what follows."""
 
 
 def _same_type(claimed: str, true: str | None) -> bool:

@@ -17,6 +17,8 @@ class CodeFacts:
     names: set[str] = field(default_factory=set)
     params: list[str] = field(default_factory=list)
     """f's parameters, in order."""
+    body_line: int | None = None
+    """The first line of f's body: where the arguments are as passed."""
     """Variable names (parameters, assignment/loop/with targets, comprehension variables)."""
     cond_body: dict[int, int | None] = field(default_factory=dict)
     """if/while test line -> first body line (None: on the same line)."""
@@ -50,6 +52,9 @@ class CodeFacts:
     """f returns an f-string (so "the f-string gives X" speaks of f's result)."""
     source_lines: set[str] = field(default_factory=set)
     """Stripped lines of the code, for telling a quoted line of f from prose."""
+    slices: dict[str, set[int]] = field(default_factory=dict)
+    """The slicing expressions of the code as written (`text[:req // 2:-req // 2]`) -> the lines
+    computing them, so "the slice" speaks of its one slice, where the code takes it."""
 
 
 CHANGING = frozenset(
@@ -84,6 +89,7 @@ def code_facts(code: str) -> CodeFacts:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == "f" and not facts.params:
             facts.params = [a.arg for a in node.args.args]
+            facts.body_line = node.body[0].lineno
         if isinstance(node, ast.arg):
             facts.names.add(node.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -115,6 +121,10 @@ def code_facts(code: str) -> CodeFacts:
                 facts.call_sources.setdefault(node.func.attr, set()).add(whole)
                 facts.call_lines.setdefault(whole.replace(" ", ""), set()).add(node.lineno)
             facts.method_lines.setdefault(node.func.attr, set()).add(node.lineno)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            written = ast.get_source_segment(code, node)
+            if written and "\n" not in written and isinstance(node.ctx, ast.Load):
+                facts.slices.setdefault(written, set()).add(node.lineno)
         if isinstance(node, ast.Return) and isinstance(node.value, ast.JoinedStr):
             facts.return_fstring = True
     changes: dict[tuple[str, int], int] = {}

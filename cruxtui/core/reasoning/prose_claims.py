@@ -306,6 +306,13 @@ def _line_head(text: str, i: int) -> bool:
     )
 
 
+_APPOSITIVE = re.compile(
+    r"\s*(?:the|all|just|only|everything)\b[^,.;:\n\[\]'\"(){}`=]{0,40},\s*", re.I
+)
+"""Words that describe a value the writer then writes out, after a comma ("the first 9
+characters, ['t', 'e', ...]")."""
+
+
 def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
     """ "`nums.count(1)` returns 3", "text.rfind('i') gives -1", "s[5:8] is empty",
     "counts['7'] is 1", "len(nums) = 4", "index('C') is 4", "popitem() removes ('k', 1)": an
@@ -330,6 +337,8 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if _NEGATED.match(text, m.end()):
             continue
         got = _value_at(text, m.end())
+        if got is None and (said := _APPOSITIVE.match(text, m.end())) is not None:
+            got = _value_at(text, said.end())  # "is the first 9 characters, ['t', ...]"
         if got is None:
             continue
         end, lit = got
@@ -687,11 +696,41 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
             truth = "True" if (m.group("enter") or m.group("taken")) else "False"
             # The condition may be written just before: "6173 < 1000, so the branch is taken".
             leading = _leading_condition(text[: m.start()], known)
+            if leading is not None and not any(_same_shape(leading, k) for k in known):
+                # "m is None, so the if body is skipped" (the code tests `if m:`): a premise of
+                # the chain's, not the test the branch verdict is about.
+                leading = None
             claims.append(
                 Claim(CONDITION, m.group(0), truth, condition=leading, start=m.start(), end=m.end())
             )
             break
     return claims
+
+
+def _shape(src: str) -> str | None:
+    """An expression's form with every name and constant blanked: `6173 < 1000` and
+    `num < 1000` have one form, `m is None` and `m` two."""
+    try:
+        tree = safe_ast.parse(src.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(
+                    node,
+                    name,
+                    [ast.Name("_") if isinstance(v, ast.Name | ast.Constant) else v for v in value],
+                )
+            elif isinstance(value, ast.Name | ast.Constant):
+                setattr(node, name, ast.Name("_"))
+    return ast.dump(tree, annotate_fields=False)
+
+
+def _same_shape(written: str, test: str) -> bool:
+    """Is `written` the code's `test`, maybe with values for its variables?"""
+    a, b = _shape(written), _shape(test)
+    return a is not None and a == b
 
 
 def _condition_start(text: str, end: int) -> int:
@@ -1648,6 +1687,126 @@ def find_sets(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_ADDS_TO_RE = re.compile(
+    r"\b(?:adds|appends|puts|pushes|inserts|places)\s+(?:the\s+(?:value|string|number|item|element)\s+)?"
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+(?:\.\d+)?|\([^()\n]*\))\s+"
+    r"(?:(?:on)?to|into|in|at\s+the\s+(?:end|back|front|start)\s+of)\s+(?:the\s+(?:end|back|front|start)\s+of\s+)?"
+    r"`?(?P<box>[A-Za-z_]\w*)`?(?![\w.(\[])",
+    re.I,
+)
+
+
+def _mutation_line(box: str, facts: CodeFacts) -> int | None:
+    """The one line where the code changes `box` by a method call on it, if there is one."""
+    from cruxtui.core.reasoning.code_facts import CHANGING
+
+    lines: set[int] = set()
+    for whole, at in facts.call_lines.items():
+        head, _, rest = whole.partition(".")
+        if head == box and rest.split("(", 1)[0] in CHANGING:
+            lines |= at
+    return next(iter(lines)) if len(lines) == 1 else None
+
+
+def find_additions(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "extend adds 'nammo' to the end of total", "appends 7 to out": once the code's change of
+    that variable has run, the value is in it (an element of a list or set, a key of a dict, a
+    piece of a string); a number "added to" a number is arithmetic, and its test cannot run."""
+    claims: list[Claim] = []
+    for m in _ADDS_TO_RE.finditer(text):
+        box, item = m.group("box"), m.group("item")
+        if box not in facts.names or not is_literal(item):
+            continue
+        claim = Claim(
+            EXPRESSION,
+            m.group(0),
+            "True",
+            name=f"{item} in {box}",
+            start=m.start(),
+            end=m.end(),
+        )
+        written = [
+            facts.call_lines.get(w.group(0).replace(" ", ""), set())
+            for w in re.finditer(r"\b" + re.escape(box) + r"\.\w+\([^()\n]*\)", text[: m.start()])
+        ]
+        if written and len(written[-1]) == 1:
+            claim.line = next(iter(written[-1]))  # "total.extend(arg) adds ...": that call
+        else:
+            claim.line = _mutation_line(box, facts)
+        if claim.line is None:
+            continue  # when the value gets there is not said
+        claims.append(claim)
+    return claims
+
+
+_THE_SLICE_RE = re.compile(
+    r"\b(?:the|that|this)\s+(?:resulting\s+|whole\s+)?slice\s+(?:then\s+|therefore\s+|thus\s+)?"
+    r"(?:is|gives|returns|yields|evaluates\s+to|comes\s+out\s+as)(?!\s+(?:not|never)\b)\s+",
+    re.I,
+)
+
+
+def find_the_slice(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "that slice is empty", "the slice gives 'bc'": with one slicing expression in the code,
+    "the slice" is that one (with several, which is meant is unclear: no claim)."""
+    if len(facts.slices) != 1:
+        return []
+    written, lines = next(iter(facts.slices.items()))
+    subject = resolve_expression(written, facts)
+    if subject is None:
+        return []
+    claims: list[Claim] = []
+    for m in _THE_SLICE_RE.finditer(text):
+        got = _value_at(text, m.end())
+        if got is not None:
+            claim = _stated(EXPRESSION, text, m.start(), got, name=subject)
+            if len(lines) == 1:
+                claim.before_line = next(iter(lines))  # as the line taking it starts
+            claims.append(claim)
+    return claims
+
+
+_TYPE_TESTS = {
+    "list": "list",
+    "string": "str",
+    "str": "str",
+    "dictionary": "dict",
+    "dict": "dict",
+    "tuple": "tuple",
+    "set": "set",
+    "integer": "int",
+    "int": "int",
+}
+_TAKES_RE = re.compile(
+    r"\b(?:the\s+(?:python\s+)?function(?:\s+`?f`?)?|`?f`?|it)\s+(?:takes|accepts|receives|expects)\s+"
+    r"(?:in\s+)?(?:a|an|one)\s+(?:single\s+)?(?P<type>list|string|str|dictionary|dict|tuple|set|integer|int)\b"
+    r"(?:\s+of\s+\w+)?\s+as\s+(?:its\s+|an?\s+)?(?:input|argument|parameter)\b",
+    re.I,
+)
+
+
+def find_input_types(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "The function takes a list of integers as input": of a function of one parameter, the
+    type of the argument passed (judged as f starts; what the list holds is not judged)."""
+    if len(facts.params) != 1 or facts.body_line is None:
+        return []
+    claims: list[Claim] = []
+    for m in _TAKES_RE.finditer(text):
+        kind = _TYPE_TESTS[m.group("type").lower()]
+        claim = Claim(
+            CONDITION,
+            m.group(0),
+            "True",
+            name=f"isinstance({facts.params[0]}, {kind})",
+            start=m.start(),
+            end=m.end(),
+        )
+        claim.condition = claim.name
+        claim.before_line = facts.body_line
+        claims.append(claim)
+    return claims
+
+
 def find_effects(text: str, facts: CodeFacts) -> list[Claim]:
     """ "which makes total [1, 2, 3]" (a variable's new value after an action), and
     "`s.append(len(s))` appends 4" (the value the call's argument has)."""
@@ -1968,6 +2127,9 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         find_membership(text, facts)
         + find_affixes(text, facts)
         + find_char_kinds(text, facts)
+        + find_additions(text, facts)
+        + find_the_slice(text, facts)
+        + find_input_types(text, facts)
         + find_counts(text, facts)
         + find_effects(text, facts)
         + find_arithmetic(text)
