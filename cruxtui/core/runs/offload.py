@@ -1,12 +1,14 @@
-"""A run's pure per-round work (answer extraction, scoring) in a process of its own.
+"""A run's per-round work (reading, scoring and committing answers: `settle`) in a process of
+its own.
 
 A bulk run against a fast server is bound by the client's CPU, and Python runs one thread at a
 time: extracting and scoring the answers in a worker thread takes that time from the event loop
 that keeps the requests going (measured in `benchmarks/bench_runner.py` at concurrency 64: the
 runner at 88% of a bare client with the work in a thread, at the bare client's speed without
-it). That work is pure, text in and verdicts out, so where it runs changes nothing but which
-core does it. `Offload.call(fn, *args)` runs `fn(*args)` in one long-lived helper process and
-returns its result or raises its exception.
+it). That work is text in, verdicts and rows of the run's SQLite file out (any process can write
+that file), so where it runs changes nothing but which core does it. `Offload.call(fn, *args)`
+runs `fn(*args)` in one long-lived helper process and returns its result or raises its
+exception.
 
 Never a new way to fail: a call that cannot be pickled (a scorer a caller made up) or that the
 helper cannot import, and any call while the helper cannot start or after it died mid-call, runs

@@ -5,12 +5,13 @@ request (one request with `n` when the backend can return several completions an
 the text stream in, else one streamed request per index). `concurrency` workers take requests one
 after another from the plan and hand what comes back to one sink, so a worker asks for its next
 request at once. The sink takes everything that has come back since its last round (at most
-`COMMIT_ROWS` generations), extracts and scores it (one `check_many` through the sandbox pool),
-both in the scoring process (`offload`: off the core that keeps the requests going), and commits
-it in ONE transaction in a worker thread (the TUI's event loop must keep painting streamed text),
-then tells the listener. A generation is reported only once it is
-committed; when answers come back faster than they are stored, workers wait for room
-(`queue_size`), so a kill loses at most the generations of one round plus those waiting for it.
+`COMMIT_ROWS` generations) and settles it as one call to the scoring process (`settle` through
+`offload`: off the core that keeps the requests going): the answers extracted, scored (one
+`check_many` through the sandbox pool) and committed in ONE transaction through that process's
+own connection, waited for in a worker thread (the TUI's event loop must keep painting streamed
+text); then it tells the listener. A generation is reported only once it is committed; when
+answers come back faster than they are stored, workers wait for room (`queue_size`), so a kill
+loses at most the generations of one round plus those waiting for it.
 
 A backend with `complete_batch` (vLLM in-process) is driven differently: the missing requests go
 to it in chunks of `batch_size` prompts, one call at a time, and each chunk is committed before
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import pickle
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -37,8 +39,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from cruxtui.core.data.dataset import Sample
-from cruxtui.core.models.backend import truncated_while_thinking
 from cruxtui.core.runs.offload import shared_offload
+from cruxtui.core.runs.settle import Round, Settled, StoreFailed, settle
 from cruxtui.core.runs.store import (
     DONE,
     INCOMPLETE,
@@ -48,6 +50,7 @@ from cruxtui.core.runs.store import (
     RunInfo,
     RunStore,
 )
+from cruxtui.core.util.redact import active_secrets
 
 COMMIT_ROWS = 512
 """Most generations scored and committed in one transaction: bounds what a kill can lose and how
@@ -55,9 +58,6 @@ long one round of the sink takes (a round takes whatever has come back, so at lo
 response is committed on its own, at once)."""
 FAILURES_KEPT = 100
 """Failures a `RunSummary` lists (the first ones, then the last); all are in the store."""
-VERDICTS_KEPT = 20_000
-"""Verdicts remembered per run, (sample, answer) -> verdict, most recently used: at low
-temperature most of a sample's answers are the same text, scored once."""
 BATCH_SIZE = 256
 """Prompts per call of a backend's `complete_batch` (each with its own n) unless it says."""
 
@@ -208,23 +208,12 @@ class StrictExtraction:
         return found.answer, found.reason
 
 
-def read_all(
-    extract: Callable[[str], tuple[str | None, str]], raws: Sequence[str]
-) -> list[tuple[str | None, str]]:
-    """`extract` of each text, in order: one round's reading, in one call to the scoring process."""
-    return [extract(raw) for raw in raws]
-
-
-TRUNCATED_WHILE_THINKING = "truncated while thinking"
-
-
-def truncated_reason(max_tokens: int | None) -> str:
-    """The verdict reason of a generation cut by max_tokens before its thinking ended."""
-    budget = f"max_tokens={max_tokens}" if max_tokens else "max_tokens"
-    return (
-        f"{TRUNCATED_WHILE_THINKING}: {budget} ran out before the model answered; "
-        "give reasoning models more room with --max-tokens"
-    )
+def _pickles(value: Any) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:  # noqa: BLE001 - a lambda, a closure, anything holding a lock...
+        return False
+    return True
 
 
 def is_fatal(exc: BaseException) -> bool:
@@ -263,13 +252,21 @@ class Runner:
         self.stream = stream
         self.listener = listener or RunListener()
         self.scorer = scorer or default_scorer
+        self._scorer_key = f"{getattr(self.scorer, '__qualname__', '?')}#{id(self.scorer)}"
+        self._offloadable = (
+            type(store) is RunStore and _pickles(self.scorer) and _pickles(plan.extract)
+        )
+        """A round goes to the scoring process only if what settles it can be sent there (and
+        the store is a plain one: a store made to do more is used as given, in this process)."""
+        self._shows_generations = type(self.listener).on_generation is not RunListener.on_generation
+        """Whole generations come back from a round only for a listener that shows them."""
+        self._secrets: list[str] = []
         self.commit_rows = max(1, commit_rows)
         self.queue_size = 2 * self.concurrency
         """Responses waiting for the sink before workers wait for room."""
         # A dead endpoint fails every request; allow a full wave of in-flight requests plus a few
         # before deciding it is the endpoint and not the items.
         self.max_consecutive_failures = max_consecutive_failures or max(8, 2 * self.concurrency)
-        self._verdicts: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._prompts: OrderedDict[str, Any] = OrderedDict()
         self._counts: dict[str, tuple[int, int]] = {}
         self._rate_sum = 0.0
@@ -298,6 +295,7 @@ class Runner:
         self._stored_before = sum(nc[0] for nc in self._counts.values())
         self._total = sum(len(v) for v in todo.values())
         self._started = time.monotonic()
+        self._secrets = active_secrets()  # the endpoint's key is registered by now
         self.listener.on_start(self.plan.run_id, todo)
         self._emit_progress()
 
@@ -518,125 +516,68 @@ class Runner:
                     break
                 batch.append(more)
                 rows += len(more.done)
-            gens, unscored = await asyncio.to_thread(self._score_and_store, batch)
-            for gen in gens:
-                self._count(gen)
-                self.listener.on_generation(gen)
+            settled = await asyncio.to_thread(self._settle, batch)
+            if self._shows_generations:
+                for gen in settled.stored:
+                    assert isinstance(gen, Generation)
+                    self._count(gen.sample_id, gen.passed)
+                    self.listener.on_generation(gen)
+            else:
+                for sid, passed in settled.stored:  # type: ignore[misc]
+                    self._count(sid, passed)
             self._emit_progress()
-            for item, exc in unscored:
+            for at, exc in settled.unscored:
                 # As a failed request: recorded, left missing; a run whose every answer fails
                 # to score stops like one whose every request fails (workers see `_abort`).
+                item = batch[at]
                 with contextlib.suppress(_Abort):
                     self._failed_request(item.sid, [i for i, _ in item.done], exc)
             for _ in batch:
                 queue.task_done()
                 self._room.release()
 
-    def _score_and_store(
-        self, batch: list[_Returned]
-    ) -> tuple[list[Generation], list[tuple[_Returned, Exception]]]:
-        """Extract, score and commit one round (in a worker thread); returns what was stored and
-        the responses that could not be scored (with why). Identical answers to a sample are
-        scored once per run (at low temperature most of a sample's n answers are the same text),
-        and the round's new ones in one `scorer` call; if that call fails, each response is
-        scored on its own, so one that cannot be scored does not take the others with it."""
-        try:
-            return self._store_round(batch), []
-        except _StoreError as exc:
-            raise exc.__cause__ or exc from None
-        except Exception as exc:  # noqa: BLE001 - scoring failed: find which responses it was
-            if len(batch) == 1:
-                return [], [(batch[0], exc)]
-        stored: list[Generation] = []
-        unscored: list[tuple[_Returned, Exception]] = []
-        for item in batch:
-            try:
-                stored += self._store_round([item])
-            except _StoreError as exc:
-                raise exc.__cause__ or exc from None
-            except Exception as exc:  # noqa: BLE001 - recorded as a failure of its request
-                unscored.append((item, exc))
-        return stored, unscored
-
-    def _store_round(self, batch: list[_Returned]) -> list[Generation]:
-        texts: list[list[str]] = []
+    def _settle(self, batch: list[_Returned]) -> Settled:
+        """Read, score and commit one round (from a worker thread): in the scoring process when
+        it can take the round, else here with the runner's own store (`settle`)."""
+        responses = []
         for item in batch:
             # What the prompt already wrote for the model (e.g. "[ANSWER]\n") belongs to its
             # answer: stored and extracted together, so a stored generation reads as a whole.
             respond = getattr(item.prompt, "response", None)
-            texts.append([respond(c.text) if respond else c.text for _, c in item.done])
-        # A sample's n answers are often the same text (low temperature): each is read once, and
-        # the round's reading and scoring run in the scoring process, off the requests' core.
-        distinct = list(dict.fromkeys(raw for raws in texts for raw in raws))
-        offload = shared_offload()
-        read = dict(zip(distinct, offload.call(read_all, self.plan.extract, distinct), strict=True))
-        found = [[(raw, read[raw]) for raw in raws] for raws in texts]
-        fresh: dict[tuple[str, str], None] = {}
-        for item, pairs in zip(batch, found, strict=True):
-            for _, (answer, _why) in pairs:
-                if answer is not None and (item.sid, answer) not in self._verdicts:
-                    fresh[(item.sid, answer)] = None
-        if fresh:
-            keys = list(fresh)
-            todo = [(self.samples[sid], a) for sid, a in keys]
-            verdicts = offload.call(self.scorer, todo, self.plan.task)
-            self._verdicts.update(zip(keys, verdicts, strict=True))
-        gens = [
-            self._generation(item.sid, index, comp, raw, answer, why)
-            for item, pairs in zip(batch, found, strict=True)
-            for (index, comp), (raw, (answer, why)) in zip(item.done, pairs, strict=True)
-        ]
-        while len(self._verdicts) > VERDICTS_KEPT:
-            self._verdicts.popitem(last=False)
-        try:
-            self.store.add_generations(self.plan.run_id, gens)
-        except Exception as exc:
-            raise _StoreError() from exc  # not a scoring problem: the run cannot store
-        return gens
-
-    def _generation(
-        self, sid: str, index: int, comp: Any, raw: str, answer: str | None, why: str
-    ) -> Generation:
-        reasoning = getattr(comp, "reasoning", None)
-        if answer is None:
-            passed, kind, reason, official = False, "unparsable", why, None
-            if truncated_while_thinking(comp.finish_reason, reasoning, comp.text):
-                reason = truncated_reason(getattr(self.plan.params, "max_tokens", None))
-            elif reasoning and not comp.text.strip() and comp.finish_reason == "stop":
-                reason = (
-                    "stopped while thinking: the model wrote a stop sequence "
-                    "(e.g. [/ANSWER]) inside its thinking"
-                )
-        else:
-            verdict = self._verdicts[(sid, answer)]
-            self._verdicts.move_to_end((sid, answer))
-            passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
-            official = getattr(verdict, "official", None)
-        return Generation(
-            sample_id=sid,
-            index=index,
-            raw=raw,
-            answer=answer,
-            kind=kind,
-            passed=passed,
-            reason=reason,
-            official=official,
-            latency=comp.latency,
-            tokens_in=comp.tokens_in,
-            tokens_out=comp.tokens_out,
-            finish_reason=comp.finish_reason,
-            reasoning=reasoning,
-            seed=getattr(comp, "seed", None),
-            obtained=getattr(comp, "obtained", None) or None,
+            responses.append(
+                (item.sid, [(i, c, respond(c.text) if respond else c.text) for i, c in item.done])
+            )
+        job = Round(
+            store=str(self.store.path),
+            run_id=self.plan.run_id,
+            task=self.plan.task,
+            extract=self.plan.extract,
+            scorer=self.scorer,
+            scorer_key=self._scorer_key,
+            max_tokens=getattr(self.plan.params, "max_tokens", None),
+            samples={item.sid: self.samples[item.sid] for item in batch},
+            responses=responses,
+            secrets=self._secrets,
+            whole=self._shows_generations,
         )
+        offload = shared_offload()
+        try:
+            if self._offloadable:
+                offload.start()  # a helper that died is replaced
+                if offload.pid is not None:
+                    return offload.call(settle, job)
+            job.store = self.store  # no scoring process: this process's connection
+            return settle(job)
+        except StoreFailed as exc:
+            raise exc.error from None  # the run cannot store: it stops with the cause
 
-    def _count(self, gen: Generation) -> None:
+    def _count(self, sid: str, passed: bool) -> None:
         """A committed generation into the counts and the running pass@1 (O(1) per generation)."""
-        m, c = self._counts.get(gen.sample_id, (0, 0))
+        m, c = self._counts.get(sid, (0, 0))
         if m:
             self._rate_sum -= c / m
-        m, c = m + 1, c + int(gen.passed)
-        self._counts[gen.sample_id] = (m, c)
+        m, c = m + 1, c + int(passed)
+        self._counts[sid] = (m, c)
         self._rate_sum += c / m
         self._done += 1
 
@@ -669,10 +610,6 @@ class _Returned:
     sid: str
     prompt: Any
     done: list[tuple[int, Any]]
-
-
-class _StoreError(Exception):
-    """Internal: committing a round failed (its cause says why); the run stops with the cause."""
 
 
 class _Abort(Exception):
