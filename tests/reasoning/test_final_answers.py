@@ -649,3 +649,24 @@ def test_a_clause_is_read_for_its_value_within_a_bounded_window() -> None:
     text = "and then x is 5 " * 5000
     assert literal_scan._clause_end(text, 10) == 10 + literal_scan._CLAUSE_WINDOW
     assert literal_scan._clause_end("x is 5. y", 0) == 6
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "Each doubled item must give 6 and 8, so I halve them. So the input is [3, 5].",
+        "Halving six and eight, one possible input is `[3, 5]`.",
+        "Halving both, the input should be [3, 5].",
+    ],
+)
+def test_an_input_named_without_the_call_is_the_input_tasks_answer(chain: str) -> None:
+    """For the input task, "the input is X" proposes f(X): that claims f(X) gives the target."""
+    result = align_text(chain, run(DOUBLE, "f([3, 5])"), target="[6, 8]")
+    assert flagged(result) == "[3, 5]", chain
+    right = chain.replace("[3, 5]", "[3, 4]")
+    result = align_text(right, run(DOUBLE, "f([3, 4])"), target="[6, 8]")
+    assert result.first_divergence is None
+    assert [j.verdict for j in result.judgements if j.claim.kind == RETURN] == ["consistent"]
+    # Another value named "the input" (a piece of it, say) proposes nothing.
+    piece = "Halving both, the input is a list; its first item is 3."
+    assert align_text(piece, run(DOUBLE, "f([3, 5])"), target="[6, 8]").judgements == []

@@ -1000,3 +1000,29 @@ def _literal_ending(text: str, at: int, clause: bool) -> tuple[int, str] | None:
             return None
         return base + k, value
     return None
+
+
+_INPUT_IS = re.compile(
+    r"\b(?:the|an?|one|my|our)\s+(?:possible\s+|valid\s+|suitable\s+|correct\s+|final\s+|such\s+)?"
+    r"(?:input|argument)(?:\s+(?:that\s+works|list|string|value|we\s+need))?\s*[*_]*"
+    r"(?:,?\s+(?:therefore|thus|then|then,|so),?)?\s*(?:is|should\s+be|would\s+be|could\s+be|=|:)[*_]*\s*",
+    re.I,
+)
+
+
+def stated_input(text: str, call: str | None) -> tuple[int, int] | None:
+    """Input task: where the chain names its proposed input without writing the call ("so the
+    input is [3, 5]", "one possible input is 'ab'"): the span of the last such value that is the
+    traced call's only argument. Proposing it claims that f on it gives the target."""
+    want = _call_args(call) if call else None
+    if want is None or want[1]:
+        return None
+    found = None
+    for m in _INPUT_IS.finditer(text):
+        start = m.end() + (1 if text[m.end() : m.end() + 1] == "`" else 0)
+        got = scan_literal(text, start)
+        if got is None or not _END_OF_VALUE.match(text, got[0]):
+            continue
+        if is_literal(got[1]) and repr((literal_value(got[1]),)) == want[0]:
+            found = (start, got[0])
+    return found
