@@ -670,3 +670,24 @@ def test_an_input_named_without_the_call_is_the_input_tasks_answer(chain: str) -
     # Another value named "the input" (a piece of it, say) proposes nothing.
     piece = "Halving both, the input is a list; its first item is 3."
     assert align_text(piece, run(DOUBLE, "f([3, 5])"), target="[6, 8]").judgements == []
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "Each item doubles. If we call f([1, 1]), [2, 3] is returned. Here the answer is [6, 8].",
+        "Each item doubles. With f([1, 1]) the final answer would be [2, 3]. Ours is [6, 8].",
+        "Each item doubles. This function returns [2, 3] for f([1, 1]). Ours gives [6, 8].",
+        "Each item doubles. Calling f([1, 1]), the call evaluates to [2, 3]. Ours: [6, 8].",
+        # the last sentence, too, when it speaks of another input altogether
+        "Each item doubles, so for f([10, 20, 30]) the output is [20, 41, 60].",
+    ],
+)
+def test_a_result_in_a_sentence_about_another_call_is_another_run(chain: str) -> None:
+    """A result stated in a sentence that names a call of f with other arguments (and not the
+    call asked about) speaks of that call, whatever the claim's own words."""
+    result = align_text(chain, run())
+    assert result.first_divergence is None, (chain, result.first_divergence)
+    # the same sentence about the call asked about is a claim about this run
+    asked = chain.replace("[1, 1]", "[3, 4]").replace("[10, 20, 30]", "[3, 4]")
+    assert align_text(asked, run()).first_divergence is not None, asked

@@ -530,7 +530,9 @@ def other_calls(
         if c is final:
             # The final answer is f's answer whatever arguments it repeats, unless it names a
             # call of another shape (a made-up example): that is another run.
-            if tests_another_call(c.text, call):
+            if tests_another_call(c.text, call) or (
+                _CALL_F.search(c.text) is None and _sentence_of_another_call(chain, c, want, call)
+            ):
                 c.subject_f = False
             continue
         m = _CALL_F.search(c.text)
@@ -544,6 +546,8 @@ def other_calls(
             c.subject_f = False
             continue
         if m is None:
+            if _sentence_of_another_call(chain, c, want):
+                c.subject_f = False
             continue
         close = call_end(c.text, m.end() - 1)
         if close is None:
@@ -551,6 +555,32 @@ def other_calls(
         named = _call_args(c.text[m.start() : close])
         if named is not None and named != want:
             c.subject_f = False
+
+
+def _sentence_of_another_call(
+    chain: Chain, claim: Claim, want: Any, misquoted_from: str | None = None
+) -> bool:
+    """Does the sentence of a result claim that names no call itself ("[2, 3] is returned",
+    "the final answer would be [2, 3]") name a call of f with other arguments, and not the
+    traced one ("If we call f([1, 1]), [2, 3] is returned")? Then it speaks of that run. For
+    the final answer (`misquoted_from`: the traced call), a call that could be a misquote of
+    it does not count."""
+    step = next((st for st in chain.steps if st.start <= claim.start < st.end), None)
+    if step is None:
+        return False
+    others = False
+    for m in _CALL_F.finditer(chain.text, step.start, step.end):
+        close = call_end(chain.text, m.end() - 1)
+        named = _call_args(chain.text[m.start() : close]) if close is not None else None
+        if named is None:
+            continue
+        if named == want:
+            return False
+        if misquoted_from is None or tests_another_call(
+            chain.text[m.start() : close], misquoted_from
+        ):
+            others = True
+    return others
 
 
 def tests_another_call(text: str, call: str | None) -> bool:
