@@ -596,3 +596,98 @@ def test_a_result_described_then_given_after_a_colon() -> None:
         "Each item doubles. The function returns the list when nums: [6, 9] is empty.",
     ):
         assert align_text(chain, run()).first_divergence is None, chain
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "Both values double. The answer is therefore [6, 9]. Simple.",
+        "Both values double. So the function's output is [6, 9] and we are done.",
+        "Both values double. The final answer is $[6, 9]$. Simple.",
+        "Both values double; output -> [6, 9]",
+        "Both values double. Hence the call evaluates to [6, 9]. Simple.",
+        "Both values double. [6, 9] is returned. Simple.",
+        "Both values double, and [6, 9] is the output.",
+        "3 -> 6 and 4 -> 9 -> [6, 9] returned",
+        "three and four double to six and nine, giving [6, 9] which f returns",
+        "Both values double.\n\nFinal answer:\n[6, 9]\n\nThe doubling explains it.",
+        "Both values double.\nResult → [6, 9]",
+        "Both values double.\nFinal: [6, 9]",
+    ],
+)
+def test_an_answer_stated_in_the_grammar_of_answers_anywhere(chain: str) -> None:
+    result = align_text(chain, run())
+    assert "[6, 9]" in (flagged(result) or ""), chain
+    assert result.first_divergence is not None and result.first_divergence.claim.kind == RETURN
+    right = chain.replace("[6, 9]", "[6, 8]").replace("nine", "eight").replace("9", "8")
+    assert align_text(right, run()).first_divergence is None, right
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        # "the result" alone, mid-chain, may be a step's.
+        "Doubling the first item, the result is [6]. Then the second.",
+        # returned by something else
+        "Both values double; [6, 9] returned by the helper is discarded.",
+        # a value inside another one is no clause of its own
+        "Both values double, so the pair (1, [6, 9]) is returned by g.",
+        # a heading over more than a value
+        "Final answer:\n[6, 9] or so, I am not sure",
+    ],
+)
+def test_answer_grammar_does_not_reach_other_values(chain: str) -> None:
+    result = align_text(chain, run())
+    assert not [j for j in result.judgements if j.claim.kind == RETURN], chain
+
+
+def test_a_clause_is_read_for_its_value_within_a_bounded_window() -> None:
+    """Run-on prose with no sentence punctuation must not make every claim read to the end of
+    the text (quadratic in its length): a clause is read at most a window's length on."""
+    from cruxtui.core.reasoning import literal_scan
+
+    text = "and then x is 5 " * 5000
+    assert literal_scan._clause_end(text, 10) == 10 + literal_scan._CLAUSE_WINDOW
+    assert literal_scan._clause_end("x is 5. y", 0) == 6
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "Each doubled item must give 6 and 8, so I halve them. So the input is [3, 5].",
+        "Halving six and eight, one possible input is `[3, 5]`.",
+        "Halving both, the input should be [3, 5].",
+    ],
+)
+def test_an_input_named_without_the_call_is_the_input_tasks_answer(chain: str) -> None:
+    """For the input task, "the input is X" proposes f(X): that claims f(X) gives the target."""
+    result = align_text(chain, run(DOUBLE, "f([3, 5])"), target="[6, 8]")
+    assert flagged(result) == "[3, 5]", chain
+    right = chain.replace("[3, 5]", "[3, 4]")
+    result = align_text(right, run(DOUBLE, "f([3, 4])"), target="[6, 8]")
+    assert result.first_divergence is None
+    assert [j.verdict for j in result.judgements if j.claim.kind == RETURN] == ["consistent"]
+    # Another value named "the input" (a piece of it, say) proposes nothing.
+    piece = "Halving both, the input is a list; its first item is 3."
+    assert align_text(piece, run(DOUBLE, "f([3, 5])"), target="[6, 8]").judgements == []
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "Each item doubles. If we call f([1, 1]), [2, 3] is returned. Here the answer is [6, 8].",
+        "Each item doubles. With f([1, 1]) the final answer would be [2, 3]. Ours is [6, 8].",
+        "Each item doubles. This function returns [2, 3] for f([1, 1]). Ours gives [6, 8].",
+        "Each item doubles. Calling f([1, 1]), the call evaluates to [2, 3]. Ours: [6, 8].",
+        # the last sentence, too, when it speaks of another input altogether
+        "Each item doubles, so for f([10, 20, 30]) the output is [20, 41, 60].",
+    ],
+)
+def test_a_result_in_a_sentence_about_another_call_is_another_run(chain: str) -> None:
+    """A result stated in a sentence that names a call of f with other arguments (and not the
+    call asked about) speaks of that call, whatever the claim's own words."""
+    result = align_text(chain, run())
+    assert result.first_divergence is None, (chain, result.first_divergence)
+    # the same sentence about the call asked about is a claim about this run
+    asked = chain.replace("[1, 1]", "[3, 4]").replace("[10, 20, 30]", "[3, 4]")
+    assert align_text(asked, run()).first_divergence is not None, asked

@@ -121,3 +121,44 @@ def test_a_slip_the_check_confirms_or_a_wrong_correction_is_still_found() -> Non
     # A supposition only covers the sentence after it that stays in the conditional.
     chain = "What if a were 4? Let us just go on: x = 5."
     assert flagged(align_text(chain, tr)) == "x = 5"
+
+
+def test_a_correction_that_gives_the_new_value_alone() -> None:
+    """ "x is 5? no, 4." and "x is 5, err, 4": the value alone corrects what was just said; a
+    wrong correction is found where it is given."""
+    tr = run(STEPS, "f(3)")
+    for chain in (
+        "x is 5? no, 4. So y is 8.",
+        "x is 5, err, 4, so y is 8.",
+        "x = 5, I mean 4; y = 8.",
+    ):
+        result = align_text(chain, tr)
+        assert result.first_divergence is None, (chain, result.first_divergence)
+        assert [c.value for c in result.chain.claims if c.name == "x" and not c.retracted] == ["4"]
+    result = align_text("x is 4? no, 5. So y is 10.", tr)
+    assert flagged(result) == "5"
+
+
+def test_a_bare_no_rejects_the_sentence_before_but_answers_a_question() -> None:
+    tr = run(STEPS, "f(3)")
+    chain = "x is 5. Hmm, no. Adding one to three, I get 4 for x, and y is 8."
+    assert align_text(chain, tr).first_divergence is None
+    # "No." answering a question, or a check after a pause, takes nothing back.
+    for chain in (
+        "x is 5. Is y bigger than 20? No. y is 10.",
+        "x is 5. Let me see whether any other step changes it... no. y is 10.",
+    ):
+        assert flagged(align_text(chain, tr)) == "x is 5", chain
+
+
+def test_a_semicolon_ends_a_clause_and_a_narrated_return_is_no_code() -> None:
+    """Terse chains join clauses with semicolons: each is read on its own, and a line of
+    reports ending in `return <value>` narrates the run (a quoted `return y` is still code)."""
+    tr = run(STEPS, "f(3)")
+    text = "x: 4; y: 9; return 9"
+    assert [text[s:e] for s, e in split_steps(text)] == ["x: 4;", "y: 9;", "return 9"]
+    result = align_text(text, tr)
+    assert flagged(result) == "y: 9"
+    assert align_text("x: 4; y: 8; return 8", tr).first_divergence is None
+    quoted = "The last line is\n\n    y = x * 2; return y\n\nwhich ends f."
+    assert align_text(quoted, tr).judgements == []

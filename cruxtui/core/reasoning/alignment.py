@@ -33,7 +33,7 @@ from cruxtui.core.reasoning.claim_judge import (
 )
 from cruxtui.core.reasoning.claim_types import RETURN, Chain, Claim
 from cruxtui.core.reasoning.code_facts import code_facts
-from cruxtui.core.reasoning.final_answer import final_claim, other_calls
+from cruxtui.core.reasoning.final_answer import final_claim, other_calls, stated_input
 from cruxtui.core.reasoning.frame_eval import ClaimValues
 from cruxtui.core.reasoning.literal_scan import is_literal, value_key
 from cruxtui.core.reasoning.run_values import RunValues
@@ -171,6 +171,8 @@ def claim_target(chain: Chain, call: str, target: str) -> None:
         if end is not None and re.sub(r"\s+", "", text[m.start() : end]) == squeezed:
             at = m.start()
             stop = end
+    if at < 0 and (named := stated_input(text, call)) is not None:
+        at, stop = named  # "so the input is [3, 5]": the call proposed without being written
     if at < 0:
         return
     step = next((s for s in reversed(chain.steps) if s.start <= at < s.end), None)

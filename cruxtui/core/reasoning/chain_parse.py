@@ -41,6 +41,7 @@ from cruxtui.core.reasoning.final_answer import (
     namely_returns,
     names_a_call,
     same_call,
+    stated_answers,
     tests_another_call,
     tests_the_call,
     type_claims,
@@ -274,7 +275,7 @@ def _answers(
     in_code = [c for c in forms if any(s <= c.start < e for s, e in spans)]
     found = [c for c in forms if c not in in_code] + comments
     prose = blank(work, spans)[:body_end]
-    found += type_claims(prose) + namely_returns(prose)
+    found += type_claims(prose) + namely_returns(prose) + stated_answers(prose, frozenset(names))
     # A word the chain's own code uses (a rewritten function's `new_text`) is a name there.
     code_words = {w for s, e in spans for w in re.findall(r"[A-Za-z_]\w*", work[s:e])}
     found += word_answers(prose, frozenset(names) | code_words)

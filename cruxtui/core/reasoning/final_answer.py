@@ -329,9 +329,10 @@ def _value_at(text: str, i: int) -> tuple[int, str] | None:
 _ANSWER_LINE = re.compile(
     r"(?:^|(?<=[.!?]\s)|(?<=,\s)(?=(?:so|thus|hence|therefore)\b))[ \t>*_#-]*"
     r"(?:(?:so|thus|hence|therefore|finally)\b,?\s*)?"
-    r"(?:(?:(?:the|my|our)\s+)?(?:final\s+|expected\s+)?(?P<noun>answer|output|result|return\s+value)"
+    r"(?:(?:(?:the|my|our)\s+)?(?:final\s+|expected\s+)?"
+    r"(?P<noun>answer|output|result|return\s+value|(?:final|returned)(?=[*_ \t]*:))"
     r"(?:\s+of\s+(?:the\s+)?(?:function|f|call|`?f\([^\n]*?\)`?))?[*_ \t]*"
-    r"(?:[:=]|is\b|will\s+be\b|would\s+be\b|should\s+be\b)"
+    r"(?:[:=]|is\b|will\s+be\b|would\s+be\b|should\s+be\b|→|->|=>|⇒)"
     r"|(?:the\s+function|f|it|`?f\([^\n]*?\)`?)\s+(?:will\s+|would\s+)?"
     r"(?:outputs?|returns?|gives|produces|prints|evaluates\s+to)\b"
     r"|=>|→|->|⇒)[*_ \t]*",
@@ -529,7 +530,9 @@ def other_calls(
         if c is final:
             # The final answer is f's answer whatever arguments it repeats, unless it names a
             # call of another shape (a made-up example): that is another run.
-            if tests_another_call(c.text, call):
+            if tests_another_call(c.text, call) or (
+                _CALL_F.search(c.text) is None and _sentence_of_another_call(chain, c, want, call)
+            ):
                 c.subject_f = False
             continue
         m = _CALL_F.search(c.text)
@@ -543,6 +546,8 @@ def other_calls(
             c.subject_f = False
             continue
         if m is None:
+            if _sentence_of_another_call(chain, c, want):
+                c.subject_f = False
             continue
         close = call_end(c.text, m.end() - 1)
         if close is None:
@@ -550,6 +555,32 @@ def other_calls(
         named = _call_args(c.text[m.start() : close])
         if named is not None and named != want:
             c.subject_f = False
+
+
+def _sentence_of_another_call(
+    chain: Chain, claim: Claim, want: Any, misquoted_from: str | None = None
+) -> bool:
+    """Does the sentence of a result claim that names no call itself ("[2, 3] is returned",
+    "the final answer would be [2, 3]") name a call of f with other arguments, and not the
+    traced one ("If we call f([1, 1]), [2, 3] is returned")? Then it speaks of that run. For
+    the final answer (`misquoted_from`: the traced call), a call that could be a misquote of
+    it does not count."""
+    step = next((st for st in chain.steps if st.start <= claim.start < st.end), None)
+    if step is None:
+        return False
+    others = False
+    for m in _CALL_F.finditer(chain.text, step.start, step.end):
+        close = call_end(chain.text, m.end() - 1)
+        named = _call_args(chain.text[m.start() : close]) if close is not None else None
+        if named is None:
+            continue
+        if named == want:
+            return False
+        if misquoted_from is None or tests_another_call(
+            chain.text[m.start() : close], misquoted_from
+        ):
+            others = True
+    return others
 
 
 def tests_another_call(text: str, call: str | None) -> bool:
@@ -890,3 +921,138 @@ def described_answer(prose: str, text: str, code: str, call: str | None) -> Clai
         return None
     start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*_-"))
     return Claim(RETURN, text[start : m.end()], value, start=start, end=m.end())
+
+
+_CLAUSE = r"(?:^|(?<=[.!?;:]\s)|(?<=\n)|(?<=,\s)|(?<=\bso\s)|(?<=\band\s)|(?<=->\s)|(?<=→\s))"
+_ADVERB = r"(?:therefore|thus|hence|then|now|simply|just|finally|clearly|again|indeed)"
+_NOUN_ANSWER = re.compile(
+    _CLAUSE + r"[ \t>*_-]*(?:(?:so|thus|hence|therefore|finally)\b,?\s+)?"
+    r"(?P<head>(?:(?:the|my|our)\s+|(?P<poss>(?:the\s+)?(?:function|call|f|`f`)'s\s+))?"
+    r"(?P<final>final\s+|expected\s+)?(?P<noun>answer|output|result|return\s+value|returned\s+value)"
+    r"(?P<of>\s+of\s+(?:the\s+)?(?:function|call|f\b|`?f\([^\n`]*?\)`?))?)"
+    r"(?:,?\s+" + _ADVERB + r",?)?[*_]*"
+    r"\s*(?:is|will\s+be|would\s+be|=|:|→|->|=>|⇒)[*_]*\s*(?:"
+    + _ADVERB
+    + r",?\s+)?(?P<dollar>\$?)",
+    re.I | re.M,
+)
+_THE_CALL = re.compile(
+    _CLAUSE + r"(?:(?:so|thus|hence|therefore|finally)\b,?\s+)?the\s+(?:whole\s+)?call\s+"
+    r"(?:(?:then|thus|therefore|finally)\s+)?(?:returns|gives|evaluates\s+to|yields|produces)\s+",
+    re.I | re.M,
+)
+_VALUE_IS_ANSWER = re.compile(
+    r"`?\s+(?:(?:is|gets)\s+(?:what\s+(?:f|the\s+function)\s+returns|returned(?!\s+(?:by|from))"
+    r"|(?:the\s+)?(?:final\s+)?(?:output|answer|return\s+value))\b|returned(?!\s+(?:by|from))\b)"
+    r"|`?,?\s+which\s+(?:f|the\s+function)\s+(?:then\s+|finally\s+)?returns\b",
+    re.I,
+)
+_ANSWER_HEADING = re.compile(
+    r"^[ \t>#*_-]*(?:(?:the|my)\s+)?final\s+(?:answer|output|result)[*_ \t]*:?[*_ \t]*$"
+    r"|^[ \t>#*_-]*answer[*_ \t]*:[*_ \t]*$",
+    re.I | re.M,
+)
+
+
+def stated_answers(text: str, names: frozenset[str] = frozenset()) -> list[Claim]:
+    """f's result stated in prose anywhere, in the grammar of an answer: a noun of the answer
+    ("the answer", "the function's output", "the return value", "the final result") with a
+    copula or an arrow and a value ("The answer is therefore [1]", "output -> [1]", "the final
+    answer is $[1]$"); "the call evaluates to [1]"; the value as the clause's subject ("[1] is
+    returned", "[1] is the output", "... -> [1] returned", "giving [1], which f returns"); an
+    "Answer:" or "Final answer" heading over a line holding only the value. "The result is"
+    without "final", "of f" or a possessive may be a step's; a noun that is one of f's variables
+    (`names`) is that variable."""
+    out: list[Claim] = []
+    for m in _NOUN_ANSWER.finditer(text):
+        noun = m.group("noun").lower()
+        if noun.replace(" ", "_") in names and not (m.group("poss") or m.group("of")):
+            continue
+        if noun == "result" and not (m.group("final") or m.group("poss") or m.group("of")):
+            continue
+        got = _value_at(text, m.end())
+        if got is None and m.group("dollar"):
+            lit = scan_literal(text, m.end())
+            if lit is not None and text.startswith("$", lit[0]):
+                got = (lit[0] + 1, lit[1]) if literal_answer(lit[1]) else None
+        if got is None:
+            continue
+        s = m.start("head")
+        out.append(Claim(RETURN, text[s : got[0]], got[1], start=s, end=got[0]))
+    for m in _THE_CALL.finditer(text):
+        got = _value_at(text, m.end())
+        if got is not None:
+            out.append(Claim(RETURN, text[m.start() : got[0]], got[1], start=m.start(), end=got[0]))
+    for m in _VALUE_IS_ANSWER.finditer(text):
+        found = _literal_ending(
+            text, m.start(), clause=not m.group(0).lstrip("`, ").startswith("which")
+        )
+        if found is not None:
+            s, value = found
+            out.append(Claim(RETURN, text[s : m.end()], value, start=s, end=m.end()))
+    for m in _ANSWER_HEADING.finditer(text):
+        nxt = re.compile(r"[ \t]*\n(?P<v>[^\n]*\S)[ \t]*(?:\n|$)").match(text, m.end())
+        if nxt is None:
+            continue
+        bare = _bare_value(text, nxt.start("v"), nxt.end("v"))
+        if bare is not None:
+            out.append(
+                Claim(
+                    RETURN, text[m.start() : bare[0]].strip(), bare[1], start=m.start(), end=bare[0]
+                )
+            )
+    return out
+
+
+_CLAUSE_OPEN = re.compile(r"(?:[.!?;:,\n]|\bso|\band|->|→)$")
+_LITERAL_START = re.compile(r"[-\d'\"\[({]|True\b|False\b|None\b")
+
+
+def _literal_ending(text: str, at: int, clause: bool) -> tuple[int, str] | None:
+    """The literal that ends just at `at` (a closing backtick allowed), starting a clause when
+    `clause` (so "... 5, and [1] is returned" reads [1], not the 5 or a literal inside it)."""
+    head = text[max(0, at - 400) : at]
+    base = at - len(head)
+    for k in range(len(head)):
+        if not _LITERAL_START.match(head, k):
+            continue
+        if k > 0 and (head[k - 1].isalnum() or head[k - 1] in "_.'\"[({,-"):
+            continue
+        got = scan_literal(text, base + k)
+        if got is None or got[0] != at:
+            continue
+        value = literal_answer(got[1])
+        if value is None:
+            return None
+        lead = text[max(0, base + k - 40) : base + k].rstrip(" `*")
+        at_start = not lead and base + k <= 40  # the text opens with the value
+        if clause and not (at_start or _CLAUSE_OPEN.search(lead)):
+            return None
+        return base + k, value
+    return None
+
+
+_INPUT_IS = re.compile(
+    r"\b(?:the|an?|one|my|our)\s+(?:possible\s+|valid\s+|suitable\s+|correct\s+|final\s+|such\s+)?"
+    r"(?:input|argument)(?:\s+(?:that\s+works|list|string|value|we\s+need))?\s*[*_]*"
+    r"(?:,?\s+(?:therefore|thus|then|then,|so),?)?\s*(?:is|should\s+be|would\s+be|could\s+be|=|:)[*_]*\s*",
+    re.I,
+)
+
+
+def stated_input(text: str, call: str | None) -> tuple[int, int] | None:
+    """Input task: where the chain names its proposed input without writing the call ("so the
+    input is [3, 5]", "one possible input is 'ab'"): the span of the last such value that is the
+    traced call's only argument. Proposing it claims that f on it gives the target."""
+    want = _call_args(call) if call else None
+    if want is None or want[1]:
+        return None
+    found = None
+    for m in _INPUT_IS.finditer(text):
+        start = m.end() + (1 if text[m.end() : m.end() + 1] == "`" else 0)
+        got = scan_literal(text, start)
+        if got is None or not _END_OF_VALUE.match(text, got[0]):
+            continue
+        if is_literal(got[1]) and repr((literal_value(got[1]),)) == want[0]:
+            found = (start, got[0])
+    return found

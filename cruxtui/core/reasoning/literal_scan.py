@@ -213,10 +213,17 @@ def _is_expression(text: str) -> bool:
     return True
 
 
+_CLAUSE_WINDOW = 400
+"""How far a clause is read for its value: run-on prose with no sentence punctuation would
+otherwise make every claim read to the end of the text (quadratic in its length)."""
+
+
 def _clause_end(text: str, i: int) -> int:
-    """End of the sentence clause starting at i (a newline, or '.'/';' followed by a space)."""
-    m = re.compile(r"\n|[.;!?](?:\s|$)").search(text, i)
-    return m.start() if m else len(text)
+    """End of the sentence clause starting at i (a newline, or '.'/';' followed by a space),
+    at most `_CLAUSE_WINDOW` characters on."""
+    stop = min(len(text), i + _CLAUSE_WINDOW)
+    m = re.compile(r"\n|[.;!?](?:\s|$)").search(text, i, stop)
+    return m.start() if m else stop
 
 
 class _Opaque:

@@ -173,6 +173,19 @@ def reports_values(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Compare)
 
 
+def _narrated_return(body: list[ast.stmt]) -> bool:
+    """`count: 3; total: 6; return 6`: values reported, then the literal returned — a terse
+    chain narrating the run on one line, not code (a quoted `return True` alone still is)."""
+    last = body[-1]
+    return (
+        len(body) > 1
+        and all(reports_values(n) for n in body[:-1])
+        and isinstance(last, ast.Return)
+        and last.value is not None
+        and is_literal_node(last.value)
+    )
+
+
 def _named(target: ast.expr) -> bool:
     """A name, or an item of one at a literal key (`counts[5]`): what a narrated state binds."""
     if isinstance(target, ast.Subscript):
@@ -227,7 +240,7 @@ def reads_as_code(stripped: str, indent: int = 0) -> bool:
             continue
         if body and cand != src and _PLACEHOLDER.search(src) and isinstance(body[0], ast.Assert):
             return True  # the prompt's `assert f(...) == <value>`: a template, no value
-        if not body or all(reports_values(n) for n in body):
+        if not body or all(reports_values(n) for n in body) or _narrated_return(body):
             return False
         if all(isinstance(n, ast.Expr) for n in body):
             calls = any(isinstance(n.value, ast.Call) for n in body if isinstance(n, ast.Expr))

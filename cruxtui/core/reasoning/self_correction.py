@@ -19,7 +19,7 @@ from cruxtui.core.reasoning.literal_scan import CLEAN_AFTER, literal_value, scan
 
 _MARKER = re.compile(
     r"\b(?:wait|oops|whoops|correction|scratch\s+that|on\s+second\s+thought|"
-    r"no,|no\s*[—–-]|no\s+wait|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
+    r"no,|no\s*[—–-]|no\s+wait|(?:^|(?<=[.!]\s))(?<!\.\.\s)(?:hmm+,?\s+)?no\.(?=\s|$)|err+,|erm,|um,|I\s+mean\b|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
     r"mis(?:read|counted|calculated|computed|spoke|took))|let\s+me\s+(?:re-?check|recount|redo|"
     r"recompute|re-?examine|reconsider|correct|re-?calculate|re-?evaluate|re-?do|fix)|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
@@ -30,6 +30,7 @@ _MARKER = re.compile(
 )
 _OUTRIGHT = re.compile(
     r"\bno,?\s+wait\b|\bwait,?\s+no\b|\bno\s*[—–-]|\bnope\b|\bwas\s+about\s+to\s+say\b|"
+    r"(?:^|(?<=[.!]\s))(?<!\.\.\s)(?:hmm+,?\s+)?no\.(?=\s|$)|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
     r"I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|was\s+wrong|mis\w+)|scratch\s+that|oops|whoops|"
     r"(?:that|this|it)\s+(?:doesn't|does\s+not|can't|cannot)\s+(?:look|be|seem|sound)\s+right|"
@@ -126,6 +127,10 @@ def _restatement(text: str, claim: Claim, lo: int, hi: int) -> Claim | None:
         return None
     end = min(hi, _clause_stop(text, lo, hi))
     lo = _FILLER.match(text, lo).end()  # type: ignore[union-attr]
+    bare = scan_literal(text, lo)
+    if bare is not None and _BARE_END.match(text, bare[0]):
+        # "count is 2? no, 3.", "2, err, 3": the new value alone, the subject unchanged.
+        return _corrected(text, claim, lo, bare)
     m = _COPULA.search(text, lo, end)
     if m is None:
         return None
@@ -140,6 +145,16 @@ def _restatement(text: str, claim: Claim, lo: int, hi: int) -> Claim | None:
     got = scan_literal(text, m.end())
     if got is None or not CLEAN_AFTER.match(text, got[0]):
         return None
+    return _corrected(text, claim, lo, got)
+
+
+_BARE_END = re.compile(r"[ \t]*(?:[.!;)]|,\s+(?:so|and|then)\b|\s+(?:so|then)\b|$)", re.M)
+"""A value alone ends its correction: the end of the clause, or its consequence ("so ...")."""
+
+
+def _corrected(text: str, claim: Claim, lo: int, got: tuple[int, str]) -> Claim | None:
+    """`claim` with the value `got` (end, literal) stated at `lo`, when it is another value of
+    the same type."""
     value = got[1]
     old, new = literal_value(claim.value), literal_value(value)
     if type(old) is not type(new) or value_key(value) == value_key(claim.value):

@@ -30,7 +30,7 @@ def split_steps(text: str) -> list[tuple[int, int]]:
             if end is not None and "\n\n" not in text[i:end]:
                 i = end
                 continue
-        if c == "\n" or (c in ".!?" and (i + 1 == n or text[i + 1] in " \t\n")):
+        if c == "\n" or (c in ".!?;" and (i + 1 == n or text[i + 1] in " \t\n")):
             if c in ".!?" and _is_abbreviation(text, i):
                 i += 1
                 continue
