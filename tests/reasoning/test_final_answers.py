@@ -734,3 +734,17 @@ def test_a_value_returned_by_a_call_the_sentence_names_is_not_fs() -> None:
     ):
         returns = [j for j in align_text(chain, tr).judgements if j.claim.kind == RETURN]
         assert all(j.claim.value == "2" for j in returns), chain
+
+
+def test_a_result_after_a_rewrite_said_of_this_function_may_be_the_rewrites() -> None:
+    """After the chain writes a function of its own, "this function returns X" may speak of
+    that one; "the original function" and a call written out still name f."""
+    rewrite = "Here is a simpler version:\n```python\ndef g(nums):\n    return nums[::-1]\n```\n"
+    for tail in (
+        "This function returns [4, 3]. For ours, the answer is [6, 8].",
+        "The function returns [4, 3] then. The original doubles: the answer is [6, 8].",
+        "It returns [4, 3]. Ours doubles, so the answer is [6, 8].",
+    ):
+        assert align_text(rewrite + tail, run()).first_divergence is None, tail
+    for tail in ("The original function returns [6, 9].", "So f([3, 4]) returns [6, 9]."):
+        assert flagged(align_text(rewrite + tail, run())) is not None, tail

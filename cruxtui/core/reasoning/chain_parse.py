@@ -40,6 +40,7 @@ from cruxtui.core.reasoning.final_answer import (
     described_answer,
     namely_returns,
     names_a_call,
+    of_a_rewrite,
     same_call,
     stated_answers,
     tests_another_call,
@@ -246,6 +247,10 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
         steps.append(step)
     _answers(text, work, spans, steps, body_end, block is not None, facts.names, call)
     _described(text, work, spans, steps, body_end, code, call)
+    for st in steps:
+        for c in st.claims:
+            if c.kind == RETURN and c.source == "prose" and of_a_rewrite(text, c, code):
+                c.subject_f = False
     sentences = [(st.start, st.end) for st in steps]
     for claim in retract(masked, [c for st in steps for c in st.claims], sentences):
         home = next((st for st in steps if st.start <= claim.start < st.end), None)

@@ -887,6 +887,22 @@ def _rewritten_before(text: str, at: int, code: str) -> bool:
     return False
 
 
+_VAGUE_F = re.compile(
+    r"[ \t>*_-]*(?:(?:so|thus|hence|then|finally|therefore|in\s+this\s+case|here)\b,?\s+)*"
+    r"(?:(?:the|this|that)\s+(?:new\s+|simpler\s+|rewritten\s+)?(?:function|code|version)(?!\s+`?f\s*\()"
+    r"|`?f`?(?!\s*\()|it)\b",
+    re.I,
+)
+
+
+def of_a_rewrite(text: str, claim: Claim, code: str) -> bool:
+    """Is a result claim's subject "this function", "the function", "it" or a bare `f` after the
+    chain wrote a function of its own (a rewrite, a helper)? It may then be that one's result
+    ("Here is a simpler version: ... This function returns [4, 5]"); "the original function"
+    and a call written out (`f([3, 4]) returns ...`) still name f as given."""
+    return _VAGUE_F.match(claim.text) is not None and _rewritten_before(text, claim.start, code)
+
+
 _F_SUBJECT = re.compile(
     r"[ \t>*_-]*(?:(?:so|thus|hence|then|first|next|finally|in\s+this\s+case)\b,?\s+)*"
     r"(?:(?:the|this)\s+function\b|function\s+`?f\b|`?f(?:\([^\n]*?\))?`?\s)",
