@@ -406,3 +406,26 @@ def test_a_sandbox_call_out_of_time_is_made_again_in_halves() -> None:
     got = frame_eval._run(["len(s)"], [{"s": "'ab'"}], many, box)
     assert all(status == "error" for status, _ in got)
     assert box.calls == [6, 3, 3]
+
+
+SEARCH = (
+    "def f(word):\n"
+    "    at = word.find('o', word.find('o') + 1)\n"
+    "    return word[:at] if at > 0 else word\n"
+)
+
+
+def test_a_search_reported_by_where_it_finds_its_item() -> None:
+    tr = run(SEARCH, "f('foolproof')")
+    wrong = (
+        "The inner find gives 1, so next comes word.find('o', 2). Searching from there, it "
+        "finds the 'o' at index 6. So f returns 'foolpr'."
+    )
+    assert flagged(align_text(wrong, tr), wrong) == "finds the 'o' at index 6"
+    quiet(
+        "The inner find gives 1, so next comes word.find('o', 2). Searching from there, it "
+        "finds the 'o' at index 2. So f returns 'fo'.",
+        tr,
+    )
+    # A search written for another item says nothing of where this one is found.
+    quiet("We run word.find('l', 2) in our heads; it finds the 'o' at index 9. f returns 'fo'.", tr)
