@@ -429,3 +429,34 @@ def test_a_search_reported_by_where_it_finds_its_item() -> None:
     )
     # A search written for another item says nothing of where this one is found.
     quiet("We run word.find('l', 2) in our heads; it finds the 'o' at index 9. f returns 'fo'.", tr)
+
+
+SPREAD = (
+    "def f(src):\n"
+    "    out = list(src)\n"
+    "    for i in range(len(src) // 2):\n"
+    "        out[i + 2] = src[i]\n"
+    "    return out\n"
+)
+
+
+def test_a_change_stated_for_one_place_that_the_program_made_at_another() -> None:
+    tr = run(SPREAD, "f(['p', 'q', 'p', 'q'])")
+    # out[0] already holds 'p', so reading "out[0] is 'p'" as a state would agree: the chain
+    # says the loop's write went there, and the program wrote out[2].
+    wrong = (
+        "out starts as ['p', 'q', 'p', 'q']. In the first iteration i is 0, so out[0] is set "
+        "to 'p'. In the second iteration i is 1 and out[1] is set to 'q'. f returns "
+        "['p', 'q', 'p', 'q']."
+    )
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "out[0] is set to 'p'"
+    assert result.first_divergence.true_value == "out[2]"  # type: ignore[union-attr]
+    quiet(
+        "out starts as ['p', 'q', 'p', 'q']. In the first iteration i is 0, so out[2] is set "
+        "to 'p'. In the second iteration i is 1 and out[3] is set to 'q'. f returns "
+        "['p', 'q', 'p', 'q'].",
+        tr,
+    )
+    # A state of the place, not a change of it, is judged as a state.
+    quiet("In the first iteration i is 0; out[0] is 'p' all along. f returns the list as is.", tr)

@@ -199,6 +199,7 @@ _EMPTY_TYPED |= {"set": "set()", "tuple": "()"}
 _RESULT_VERB = re.compile(
     r"\s*`?\s*(?:,\s*)?(?:which\s+)?(?P<verb>returns|return|gives|give|yields|evaluates\s+to|"
     r"equals|is\s+equal\s+to|becomes|produces|results\s+in|outputs|removes|pops|would\s+be|"
+    r"(?:is|gets)\s+(?:set|changed|updated|overwritten)\s+to|"
     r"leaves|gives\s+back|comes\s+to|"
     r"will\s+be|comes\s+out\s+(?:as|to)|is\s+(?:just|simply|only|still|now)|is|are|=|->|→|=>|:)(?![\w=])",
     re.I,
@@ -363,6 +364,7 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if re.match(r"range\(", resolved) and not (lit == EMPTY or lit.startswith(("[", "("))):
             continue  # "= range(2, 2, 3)", "gives 0, 1, 2": a repr, or the first of a list
         claim = Claim(kind, text[s_start:end].strip(), lit, name=_listed(resolved))
+        claim.change = bool(re.fullmatch(r"becomes|(?:is|gets)\s+\w+\s+to", verb))
         if kind == CONDITION:
             claim.condition = resolved
         claim.start, claim.end = s_start, end
