@@ -686,15 +686,15 @@ class Judge:
         # The runs within the stretch the step may speak of, and the next one after it (the
         # change the sentence narrates may be made just after the state it was placed on).
         runs = [k for k in runs_of if k <= max(max(cand), hi)] or runs_of[:1]
-        wrote = [
-            (k, literal_value(i), v)
-            for k in runs
-            if (i := self.pos.computed[k].get(index_src.replace(" ", ""))) is not None
-            and (v := self.pos.computed[k].get(value_src.replace(" ", ""))) is not None
-        ]
-        if not wrote or any(i == node.slice.value for _k, i, _v in wrote):
+        wrote: list[tuple[int, object, str]] = []
+        for k in runs:
+            at = self.pos.computed[k].get(index_src.replace(" ", ""))
+            put = self.pos.computed[k].get(value_src.replace(" ", ""))
+            if at is not None and put is not None:
+                wrote.append((k, literal_value(at), put))
+        if not wrote or any(at == node.slice.value for _k, at, _put in wrote):
             return None
-        same = [(k, i) for k, i, v in wrote if agrees(claim.value, v) is True]
+        same = [(k, at) for k, at, put in wrote if agrees(claim.value, put) is True]
         if not same:
             return None
         k, i = same[0]
