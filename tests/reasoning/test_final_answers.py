@@ -691,3 +691,33 @@ def test_a_result_in_a_sentence_about_another_call_is_another_run(chain: str) ->
     # the same sentence about the call asked about is a claim about this run
     asked = chain.replace("[1, 1]", "[3, 4]").replace("[10, 20, 30]", "[3, 4]")
     assert align_text(asked, run()).first_divergence is not None, asked
+
+
+DIGITS = "def f(s):\n    if s.isdigit():\n        return True\n    return False"
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "This function returns True when every character is a digit. Here 'a' is not, so False.",
+        "The function returns True whenever s is numeric; our input is not, so the answer is False.",
+        "f returns True for numeric strings. For '12a' the output is False.",
+        "It would return True for '123'. But for '12a' the answer is False.",
+        "It returns True when given an input of '77'. The answer for ours is False.",
+    ],
+)
+def test_a_rule_of_f_or_a_result_for_another_input_is_no_claim(chain: str) -> None:
+    """Chains describe f's behaviour before applying it: a result under a condition ("when
+    ...", "for numeric strings") or for an input named after it that is not the call's is
+    f's rule or another run, never a contradiction."""
+    result = align_text(chain, run(DIGITS, "f('12a')"))
+    assert result.first_divergence is None, (chain, result.first_divergence)
+
+
+def test_a_result_for_the_input_asked_about_is_a_claim() -> None:
+    tr = run(DIGITS, "f('12a')")
+    for chain in (
+        "It returns True when given an input of '12a'.",
+        "The function returns True for '12a'.",
+    ):
+        assert flagged(align_text(chain, tr)) is not None, chain

@@ -162,3 +162,20 @@ def test_a_semicolon_ends_a_clause_and_a_narrated_return_is_no_code() -> None:
     assert align_text("x: 4; y: 8; return 8", tr).first_divergence is None
     quoted = "The last line is\n\n    y = x * 2; return y\n\nwhich ends f."
     assert align_text(quoted, tr).judgements == []
+
+
+def test_a_supposition_or_a_discarded_thought_contradicts_nothing() -> None:
+    """Thinking tries values out loud: the consequence of a supposition after a semicolon is
+    still supposed, and a value the chain says it was going to give, almost wrote or first
+    thought is a thought set aside, not a claim."""
+    tr = run(STEPS, "f(3)")
+    for chain in (
+        "Suppose a were 0; the function would return 2. But a is 3, so x = 4 and y = 8.",
+        "I was going to say y = 9. Actually y = 8. So it returns 8.",
+        "x = 4; y = 8; hmm, I almost wrote y = 6. Return 8.",
+        "I first thought x = 5, but adding one to three makes 4, so y = 8.",
+    ):
+        result = align_text(chain, tr)
+        assert result.first_divergence is None, (chain, result.first_divergence)
+    # Without the supposition, the same clause is a claim.
+    assert flagged(align_text("a is 3; the function would return 2.", tr)) is not None

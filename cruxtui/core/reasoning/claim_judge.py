@@ -53,6 +53,7 @@ _HYPOTHETICAL = re.compile(
     r"^\s*(?:if(?!\s+(?:we|i)\s+(?:start|take|pick|use|choose|try|set|call|pass|run))|otherwise|else|"
     r"suppose|assuming|in\s+case|had|were)\b|\b(?:if\s+it\s+were|had\s+been|"
     r"would\s+have|otherwise|in\s+case|suppose|hypothetically|about\s+to\s+say|almost\s+said|"
+    r"going\s+to\s+(?:say|write)|almost\s+wrote|(?:first|initially|originally)\s+(?:thought|guessed)|"
     r"one\s+might\s+(?:think|expect)|it\s+is\s+tempting|a\s+common\s+mistake|not\s+to\s+be\s+confused)\b"
     r"|^\s*(?:so\s+|now\s+)?(?:we|i)\s+(?:want|need|'d\s+need|would\s+need|are\s+looking\s+for|"
     r"'re\s+looking\s+for)\b(?!\s+to\b)|^\s*the\s+(?:goal|aim)\s+is\b",

@@ -531,7 +531,11 @@ def other_calls(
             # The final answer is f's answer whatever arguments it repeats, unless it names a
             # call of another shape (a made-up example): that is another run.
             if tests_another_call(c.text, call) or (
-                _CALL_F.search(c.text) is None and _sentence_of_another_call(chain, c, want, call)
+                _CALL_F.search(c.text) is None
+                and (
+                    _sentence_of_another_call(chain, c, want, call)
+                    or _for_another_input(chain.text, c, want, call)
+                )
             ):
                 c.subject_f = False
             continue
@@ -546,7 +550,7 @@ def other_calls(
             c.subject_f = False
             continue
         if m is None:
-            if _sentence_of_another_call(chain, c, want):
+            if _sentence_of_another_call(chain, c, want) or _for_another_input(chain.text, c, want):
                 c.subject_f = False
             continue
         close = call_end(c.text, m.end() - 1)
@@ -555,6 +559,31 @@ def other_calls(
         named = _call_args(c.text[m.start() : close])
         if named is not None and named != want:
             c.subject_f = False
+
+
+_FOR_INPUT = re.compile(
+    r"`?\s+(?:for|on|with|when\s+(?:given|called\s+(?:with|on)|passed|applied\s+to))\s+"
+    r"(?:an?\s+input\s+of\s+|the\s+)?(?:input\s+|string\s+|list\s+|number\s+)?(?=[-\d'\"\[({])",
+    re.I,
+)
+"""An input named after a result: "... for '123'", "... when given an input of 0"."""
+
+
+def _for_another_input(
+    text: str, claim: Claim, want: Any, misquoted_from: str | None = None
+) -> bool:
+    """ "It would return True for '123'": a result stated for an input written after it, which
+    is not the traced call's (its only argument), speaks of that run."""
+    if want[1] or len(ast.literal_eval(want[0])) != 1:
+        return False  # an input written alone names one argument: only f's only one
+    m = _FOR_INPUT.match(text, claim.end)
+    got = scan_literal(text, m.end()) if m else None
+    if got is None or not is_literal(got[1]):
+        return False
+    other = f"f({got[1]})"
+    if _call_args(other) == want:
+        return False
+    return misquoted_from is None or tests_another_call(other, misquoted_from)
 
 
 def _sentence_of_another_call(

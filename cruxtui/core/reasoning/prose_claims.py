@@ -803,6 +803,14 @@ _RETURNED = re.compile(
     r"(?:the\s+)?(?:return\s+value|output|answer|result)\b",
     re.I,
 )
+_CONDITIONED = re.compile(
+    r"`?\s*,?\s*(?:when(?:ever)?(?!\s+(?:given|called|passed|applied|run|we\s+(?:call|pass|run|give)))"
+    r"|if|only\s+(?:if|when)|unless|provided|as\s+long\s+as|in\s+case)\b"
+    r"|`?\s+for\s+(?:any|all|every|each|such|other|(?:\w+\s+)?(?:strings|lists|inputs|numbers|values|"
+    r"words|arguments|cases|items|elements|characters|dicts|dictionaries|integers|texts))\b",
+    re.I,
+)
+"""A result stated under a condition or for a class of inputs: a rule of f, not this run's."""
 _NAMED_THEN_VALUE = re.compile(
     r"(?:an?|the|this|these|its|their)\s+(?![^:\n]*\b(?:if|when|unless|where)\b)"
     r"[^.:;!?\n()\[\]{}'\"`=<>#]{1,60}?:[ \t]*(?=\S)",
@@ -827,8 +835,8 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         got = _value_at(text, m.end())  # a literal, or "an empty list" in words
         if got is None and (named := _NAMED_THEN_VALUE.match(text, m.end())):
             got = _value_at(text, named.end())  # "returns a new list with these values: [1]"
-        if got is None:
-            continue
+        if got is None or _CONDITIONED.match(text, got[0]):
+            continue  # "returns True when every character is a digit": f's rule, not this run
         subj = (m.group("subj") or "").strip().lower()
         head = text[: m.start()]
         subject_f = True

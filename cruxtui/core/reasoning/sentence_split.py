@@ -34,6 +34,9 @@ def split_steps(text: str) -> list[tuple[int, int]]:
             if c in ".!?" and _is_abbreviation(text, i):
                 i += 1
                 continue
+            if c == ";" and _CONDITIONAL.search(text, max(start, i - 200), i):
+                i += 1  # "Suppose a were 0; then ...": the consequence is still supposed
+                continue
             spans.append((start, i + 1))
             start = i + 1
         i += 1
@@ -47,6 +50,14 @@ def split_steps(text: str) -> list[tuple[int, int]]:
         if e > s:
             out.append((s, e))
     return out
+
+
+_CONDITIONAL = re.compile(
+    r"\b(?:if|suppose|supposing|assume|assuming|imagine|otherwise|unless|were|would|had\s+been)\b",
+    re.I,
+)
+"""A clause that supposes: a semicolon after it does not end the sentence (terse chains
+otherwise join clauses with semicolons, each a statement of its own)."""
 
 
 def _is_abbreviation(text: str, i: int) -> bool:
