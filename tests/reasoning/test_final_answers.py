@@ -721,3 +721,16 @@ def test_a_result_for_the_input_asked_about_is_a_claim() -> None:
         "The function returns True for '12a'.",
     ):
         assert flagged(align_text(chain, tr)) is not None, chain
+
+
+def test_a_value_returned_by_a_call_the_sentence_names_is_not_fs() -> None:
+    """ "text.split(',') is called and ['a', 'b'] is returned": that value is the split's."""
+    code = "def f(text):\n    parts = text.split(',')\n    return len(parts)"
+    tr = run(code, "f('a,b')")
+    for chain in (
+        "First text.split(',') is called and ['a', 'c'] is returned. Its length is 2.",
+        "split -> ['a', 'c'] returned, len -> 2. Answer 2.",
+        "Then `split` runs, and ['a', 'c'] is returned; the answer is 2.",
+    ):
+        returns = [j for j in align_text(chain, tr).judgements if j.claim.kind == RETURN]
+        assert all(j.claim.value == "2" for j in returns), chain

@@ -1016,7 +1016,8 @@ def stated_answers(text: str, names: frozenset[str] = frozenset()) -> list[Claim
         found = _literal_ending(
             text, m.start(), clause=not m.group(0).lstrip("`, ").startswith("which")
         )
-        if found is not None:
+        reduced = re.match(r"`?\s+returned", m.group(0)) is not None  # "X returned"
+        if found is not None and not _names_other_code(text, found[0], bare_words=reduced):
             s, value = found
             out.append(Claim(RETURN, text[s : m.end()], value, start=s, end=m.end()))
     for m in _ANSWER_HEADING.finditer(text):
@@ -1031,6 +1032,19 @@ def stated_answers(text: str, names: frozenset[str] = frozenset()) -> list[Claim
                 )
             )
     return out
+
+
+def _names_other_code(text: str, at: int, bare_words: bool) -> bool:
+    """Does the sentence before `at` name a method or a builtin ("text.split(',') is called and
+    ['a'] is returned", "`split` gives ..."; with `bare_words`, "split -> ['a'] returned" too)?
+    The value returned may then be that call's."""
+    head = re.split(r"[.!?]\s|\n", text[max(0, at - 80) : at])[-1]
+    if re.search(r"[\w\])'\"]\.\w+\(|\.[a-z_]+\b|\b(?!f\b)[A-Za-z_]\w*\(", head):
+        return True
+    words = re.findall(r"`([A-Za-z_]\w*)`", head)
+    if bare_words:
+        words += re.findall(r"[A-Za-z_]\w*", head)
+    return any(w in _PYTHON_WORDS and w not in ("f", "true", "false", "none") for w in words)
 
 
 _CLAUSE_OPEN = re.compile(r"(?:[.!?;:,\n]|\bso|\band|->|→)$")
