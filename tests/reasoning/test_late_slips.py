@@ -349,3 +349,114 @@ def test_the_places_at_which_a_call_is_made() -> None:
     quiet("Counting from zero, positions 0, 3 and 6 get capitalized, so f gives 'AbcDefG'.", tr)
     # A few places named, meaning "and so on", are not a claim that there are no others.
     quiet("Indices 0 and 3 are capitalized, and so on, so f gives 'AbcDefG'.", tr)
+
+
+# Judged alike however loaded the machine is ------------------------------------------------------
+
+
+def test_an_evaluation_is_budgeted_in_cpu_time_with_a_wall_clock_backstop() -> None:
+    import time
+
+    from cruxtui.core.sandbox.jobs import claim_eval
+
+    began = time.monotonic()
+    out = claim_eval.evaluate(
+        {
+            "exprs": ["sum(i for i in range(10 ** 9))", "__import__('time').sleep(30)", "len(s)"],
+            "states": [{"s": "'abc'"}],
+            "pairs": [[0, 0], [1, 0], [2, 0]],
+            "budget": 0.05,
+        }
+    )
+    assert out[0] == ["error", "timeout"]  # computing: stopped by its CPU budget
+    assert out[1] == ["error", "timeout"]  # waiting: stopped by the wall-clock backstop
+    assert out[2] == ["ok", "3"]
+    assert time.monotonic() - began < 5
+
+
+def test_a_sandbox_call_out_of_time_is_made_again_in_halves() -> None:
+    from cruxtui.core.reasoning import frame_eval
+    from cruxtui.core.sandbox.jobs import claim_eval
+    from cruxtui.core.sandbox.pool import Outcome
+
+    class Loaded:
+        """A sandbox on a machine so loaded that a call of more than two pairs runs out of
+        time (load cannot be made to order in a test); smaller calls run the real job."""
+
+        calls: list[int] = []
+
+        def run(self, job: str, payload: dict) -> Outcome:  # type: ignore[type-arg]
+            self.calls.append(len(payload["pairs"]))
+            if len(payload["pairs"]) > 2:
+                return Outcome("timeout", None, "wall clock", 3.0)
+            return Outcome("ok", claim_eval.evaluate(payload), "", 0.1)
+
+    box = Loaded()
+    got = frame_eval._run(
+        ["len(s)", "s.upper()", "s[::-1]", "s * 2"],
+        [{"s": "'ab'"}],
+        [[0, 0], [1, 0], [2, 0], [3, 0]],
+        box,
+    )
+    assert got == [("ok", "2"), ("ok", "'AB'"), ("ok", "'ba'"), ("ok", "'abab'")]
+    assert box.calls == [4, 2, 2]
+    # Once only: a call still out of time in halves leaves those pairs unknown.
+    box.calls.clear()
+    many = [[0, 0]] * 6
+    got = frame_eval._run(["len(s)"], [{"s": "'ab'"}], many, box)
+    assert all(status == "error" for status, _ in got)
+    assert box.calls == [6, 3, 3]
+
+
+SEARCH = (
+    "def f(word):\n"
+    "    at = word.find('o', word.find('o') + 1)\n"
+    "    return word[:at] if at > 0 else word\n"
+)
+
+
+def test_a_search_reported_by_where_it_finds_its_item() -> None:
+    tr = run(SEARCH, "f('foolproof')")
+    wrong = (
+        "The inner find gives 1, so next comes word.find('o', 2). Searching from there, it "
+        "finds the 'o' at index 6. So f returns 'foolpr'."
+    )
+    assert flagged(align_text(wrong, tr), wrong) == "finds the 'o' at index 6"
+    quiet(
+        "The inner find gives 1, so next comes word.find('o', 2). Searching from there, it "
+        "finds the 'o' at index 2. So f returns 'fo'.",
+        tr,
+    )
+    # A search written for another item says nothing of where this one is found.
+    quiet("We run word.find('l', 2) in our heads; it finds the 'o' at index 9. f returns 'fo'.", tr)
+
+
+SPREAD = (
+    "def f(src):\n"
+    "    out = list(src)\n"
+    "    for i in range(len(src) // 2):\n"
+    "        out[i + 2] = src[i]\n"
+    "    return out\n"
+)
+
+
+def test_a_change_stated_for_one_place_that_the_program_made_at_another() -> None:
+    tr = run(SPREAD, "f(['p', 'q', 'p', 'q'])")
+    # out[0] already holds 'p', so reading "out[0] is 'p'" as a state would agree: the chain
+    # says the loop's write went there, and the program wrote out[2].
+    wrong = (
+        "out starts as ['p', 'q', 'p', 'q']. In the first iteration i is 0, so out[0] is set "
+        "to 'p'. In the second iteration i is 1 and out[1] is set to 'q'. f returns "
+        "['p', 'q', 'p', 'q']."
+    )
+    result = align_text(wrong, tr)
+    assert flagged(result, wrong) == "out[0] is set to 'p'"
+    assert result.first_divergence.true_value == "out[2]"  # type: ignore[union-attr]
+    quiet(
+        "out starts as ['p', 'q', 'p', 'q']. In the first iteration i is 0, so out[2] is set "
+        "to 'p'. In the second iteration i is 1 and out[3] is set to 'q'. f returns "
+        "['p', 'q', 'p', 'q'].",
+        tr,
+    )
+    # A state of the place, not a change of it, is judged as a state.
+    quiet("In the first iteration i is 0; out[0] is 'p' all along. f returns the list as is.", tr)

@@ -50,6 +50,7 @@ from cruxtui.core.reasoning.final_answer import (
 )
 from cruxtui.core.reasoning.prose_claims import (
     answer_questions,
+    found_at,
     iterations,
     last_literal,
     name_quoted_conditions,
@@ -236,6 +237,7 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
         steps.append(step)
     name_quoted_conditions(steps, facts)
     answer_questions(steps, facts)
+    found_at(steps, facts)
     _hypothetical_followups(masked, steps)
     _returned_across(masked, steps)
     _last_iteration(masked, steps)

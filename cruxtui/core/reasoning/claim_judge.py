@@ -352,7 +352,12 @@ class Judge:
             return Judgement(
                 step.index, claim, UNVERIFIABLE, j.trace_step, j.true_value, "subject not named"
             )
-        if j.verdict == CONTRADICTED and self._near_miss(step, claim) and "changes" not in j.note:
+        if (
+            j.verdict == CONTRADICTED
+            and self._near_miss(step, claim)
+            and "changes" not in j.note
+            and not j.note.startswith(_ELSEWHERE)  # the named place holds it: that is the slip
+        ):
             # The subject does have the claimed value one pinned step away: placing the step
             # is the likelier mistake than the chain's.
             return Judgement(
@@ -440,6 +445,10 @@ class Judge:
             stale = self._stale_change(step, claim, want) or self._change_in_step(step, claim, want)
             if stale is not None:
                 return stale
+        if claim.kind == EXPRESSION and claim.change:
+            misplaced = self._written_elsewhere(step, claim, cand)
+            if misplaced is not None:
+                return misplaced
         seen = [k for k in cand if self._v(claim, k) is not None]
         if not seen:
             note = self.values.errors.get(subject_expression(claim) or "", "")
@@ -647,6 +656,58 @@ class Judge:
                 return k
         return seen[0]
 
+    def _written_elsewhere(
+        self, step: ReasoningStep, claim: Claim, cand: list[int]
+    ) -> Judgement | None:
+        """ "result[1] is set to 'qk6'" where the code's one `result[i*2] = array[i]` ran with
+        i*2 = 2 and wrote 'qk6': a change stated for one place that the program made at
+        another is the slip, even if the named place happens to hold that value already. The
+        index and value the line computed are read from the recorded sub-expression values of
+        the runs of that line the step may speak of."""
+        try:
+            node = safe_ast.parse(claim.name or "", mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if not (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and isinstance(node.slice, ast.Constant)
+        ):
+            return None
+        stores = self.shape.item_stores.get(node.value.id, [])
+        if len(stores) != 1 or not cand:
+            return None
+        line, index_src, value_src = stores[0]
+        _lo, hi = self._window(step)
+        runs_of = [
+            k
+            for k in range(min(cand), self.n)
+            if self.trace.steps[k].line == line and self.trace.steps[k].event == "line"
+        ]
+        # The runs within the stretch the step may speak of, and the next one after it (the
+        # change the sentence narrates may be made just after the state it was placed on).
+        runs = [k for k in runs_of if k <= max(max(cand), hi)] or runs_of[:1]
+        wrote: list[tuple[int, object, str]] = []
+        for k in runs:
+            at = self.pos.computed[k].get(index_src.replace(" ", ""))
+            put = self.pos.computed[k].get(value_src.replace(" ", ""))
+            if at is not None and put is not None:
+                wrote.append((k, literal_value(at), put))
+        if not wrote or any(at == node.slice.value for _k, at, _put in wrote):
+            return None
+        same = [(k, at) for k, at, put in wrote if agrees(claim.value, put) is True]
+        if not same:
+            return None
+        k, i = same[0]
+        return Judgement(
+            step.index,
+            claim,
+            CONTRADICTED,
+            self.trace.steps[k].index,
+            f"{node.value.id}[{i!r}]",
+            f"{_ELSEWHERE} {node.value.id}[{i!r}]: line {line} sets it to {claim.value} here",
+        )
+
     def _at_the_test(self, step: ReasoningStep, claim: Claim, cand: list[int]) -> list[int]:
         """ "m is None, so the `if` body is skipped": a value given as the premise of a verdict
         on one of the code's tests speaks of the state that test is decided on (where it runs,
@@ -700,6 +761,10 @@ class Judge:
         """A condition written as an expression over the frame (or over values only): its truth
         where the step speaks of, evaluated, whatever the code's own `if` says."""
         cand = self._condition_candidates(step, narrow=True)
+        if claim.kind == EXPRESSION and claim.change:
+            misplaced = self._written_elsewhere(step, claim, cand)
+            if misplaced is not None:
+                return misplaced
         seen = [k for k in cand if self._v(claim, k) is not None]
         if not seen:
             note = self.values.errors.get(subject_expression(claim) or "", "")
@@ -952,6 +1017,7 @@ def _part_of(claimed: str, true: str | None) -> bool:
     return want is not OPAQUE and any(value_key(repr(x)) == want for x in obj)
 
 
+_ELSEWHERE = "the change is made at"
 _PREMISE = re.compile(r"\b(?:so|therefore|thus|hence|which\s+means|meaning)\b|→|->|=>", re.I)
 """Words that make what was said before them the reason for what follows."""
 

@@ -52,6 +52,9 @@ class CodeFacts:
     """f returns an f-string (so "the f-string gives X" speaks of f's result)."""
     source_lines: set[str] = field(default_factory=set)
     """Stripped lines of the code, for telling a quoted line of f from prose."""
+    item_stores: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    """Receiver -> (line, index source, value source) of each `x[i*2] = v` the code makes, so
+    "x[1] is set to v" can be held against the place the program really wrote."""
     slices: dict[str, set[int]] = field(default_factory=dict)
     """The slicing expressions of the code as written (`text[:req // 2:-req // 2]`) -> the lines
     computing them, so "the slice" speaks of its one slice, where the code takes it."""
@@ -121,6 +124,19 @@ def code_facts(code: str) -> CodeFacts:
                 facts.call_sources.setdefault(node.func.attr, set()).add(whole)
                 facts.call_lines.setdefault(whole.replace(" ", ""), set()).add(node.lineno)
             facts.method_lines.setdefault(node.func.attr, set()).add(node.lineno)
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Subscript)
+            and isinstance(node.targets[0].value, ast.Name)
+            and not isinstance(node.targets[0].slice, ast.Slice)
+        ):
+            index = ast.get_source_segment(code, node.targets[0].slice)
+            value = ast.get_source_segment(code, node.value)
+            if index and value:
+                facts.item_stores.setdefault(node.targets[0].value.id, []).append(
+                    (node.lineno, index, value)
+                )
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
             written = ast.get_source_segment(code, node)
             if written and "\n" not in written and isinstance(node.ctx, ast.Load):

@@ -218,9 +218,16 @@ _BUILTIN_NAMES = frozenset(
 
 
 def _run(
-    exprs: list[str], states: list[dict[str, str]], pairs: list[list[int]], sandbox: Any
+    exprs: list[str],
+    states: list[dict[str, str]],
+    pairs: list[list[int]],
+    sandbox: Any,
+    again: bool = True,
 ) -> list[tuple[str, str]]:
-    """One sandbox call for all pairs; every pair fails alike if the sandbox cannot run it."""
+    """One sandbox call for all pairs; every pair fails alike if the sandbox cannot run it.
+    A call that runs out of time (many pairs on a loaded machine) is made again once, in
+    halves, so how loaded the machine is does not decide which claims are judged (once only:
+    a chain cannot make the aligner wait more than three calls' time)."""
     try:
         if sandbox is None:
             from cruxtui.core.sandbox.pool import default_sandbox
@@ -229,6 +236,11 @@ def _run(
         outcome = sandbox.run(JOB, {"exprs": exprs, "states": states, "pairs": pairs})
     except Exception as exc:  # noqa: BLE001 - no sandbox: every expression is unknown
         return [("error", f"sandbox: {exc}")] * len(pairs)
+    if outcome.status == "timeout" and again and len(pairs) > 1:
+        half = len(pairs) // 2
+        return _run(exprs, states, pairs[:half], sandbox, False) + _run(
+            exprs, states, pairs[half:], sandbox, False
+        )
     value = outcome.value if outcome.status == "ok" else None
     if not isinstance(value, list) or len(value) != len(pairs):
         return [("error", f"sandbox: {outcome.status} {outcome.error}")] * len(pairs)

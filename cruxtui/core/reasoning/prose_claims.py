@@ -35,6 +35,7 @@ from cruxtui.core.reasoning.literal_scan import (
     CLEAN_AFTER,
     claimed_value,
     is_literal,
+    literal_value,
     scan_literal,
 )
 from cruxtui.core.util import safe_ast
@@ -198,6 +199,7 @@ _EMPTY_TYPED |= {"set": "set()", "tuple": "()"}
 _RESULT_VERB = re.compile(
     r"\s*`?\s*(?:,\s*)?(?:which\s+)?(?P<verb>returns|return|gives|give|yields|evaluates\s+to|"
     r"equals|is\s+equal\s+to|becomes|produces|results\s+in|outputs|removes|pops|would\s+be|"
+    r"(?:is|gets)\s+(?:set|changed|updated|overwritten)\s+to|"
     r"leaves|gives\s+back|comes\s+to|"
     r"will\s+be|comes\s+out\s+(?:as|to)|is\s+(?:just|simply|only|still|now)|is|are|=|->|→|=>|:)(?![\w=])",
     re.I,
@@ -362,6 +364,7 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         if re.match(r"range\(", resolved) and not (lit == EMPTY or lit.startswith(("[", "("))):
             continue  # "= range(2, 2, 3)", "gives 0, 1, 2": a repr, or the first of a list
         claim = Claim(kind, text[s_start:end].strip(), lit, name=_listed(resolved))
+        claim.change = bool(re.fullmatch(r"becomes|(?:is|gets)\s+\w+\s+to", verb))
         if kind == CONDITION:
             claim.condition = resolved
         claim.start, claim.end = s_start, end
@@ -2378,6 +2381,50 @@ def answer_questions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
             claim.text = f"{prev.text[asked.start() :].strip()} {said.group('ans')}"
         step.claims.append(claim)
         step.claims.sort(key=lambda c: c.start)
+
+
+_FOUND_AT_RE = re.compile(
+    r"\b(?:finds|found|locates|hits|gets)\s+(?:the\s+|an?\s+)?(?:first\s+|last\s+|other\s+)?"
+    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\")\s+at\s+(?:index|position)\s+(?P<n>-?\d+)\b",
+    re.I,
+)
+_SEARCH_CALL = re.compile(
+    r"[A-Za-z_][\w.]*(?:\(\))?(?:\.[A-Za-z_]\w*\(\))*\.(?:find|rfind|index|rindex)\([^()\n]*\)"
+)
+_FOUND_LOOKBACK = 3
+"""How many sentences back the search a "finds 'h' at index 0" reports on may be written."""
+
+
+def found_at(steps: list[ReasoningStep], facts: CodeFacts) -> None:
+    """ "Then st.lower().rindex('h', 1). ... so it finds the 'h' at index 0": a search reported
+    by where it finds its item is the value of the search call written last before it (this
+    sentence or a few back), when that call looks for that item."""
+    for i, step in enumerate(steps):
+        for m in _FOUND_AT_RE.finditer(step.text):
+            texts = [step.text[: m.start()]] + [
+                st.text for st in reversed(steps[max(0, i - _FOUND_LOOKBACK) : i])
+            ]
+            written = next((calls[-1] for t in texts if (calls := _SEARCH_CALL.findall(t))), None)
+            if written is None:
+                continue
+            subject = resolve_expression(written, facts)
+            try:
+                call = safe_ast.parse(written, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            if subject is None or not isinstance(call, ast.Call) or not call.args:
+                continue
+            if not isinstance(call.args[0], ast.Constant) or repr(call.args[0].value) != repr(
+                literal_value(m.group("item"))
+            ):
+                continue  # a search for something else
+            start, end = step.start + m.start(), step.start + m.end()
+            if any(c.start < end and start < c.end for c in step.claims):
+                continue
+            step.claims.append(
+                Claim(EXPRESSION, m.group(0), m.group("n"), name=subject, start=start, end=end)
+            )
+            step.claims.sort(key=lambda c: c.start)
 
 
 _TEST_QUOTED = re.compile(

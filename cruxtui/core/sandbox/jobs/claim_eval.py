@@ -6,7 +6,9 @@ limits, never in the app. Each (expression, state) pair gets its own fresh copy 
 rebuilt from the traced reprs with `ast.literal_eval`, so a claimed `popitem()` or `pop()`
 changes nothing that a later claim is judged on; a state that is not plain literals is
 skipped. Each evaluation has its own small time budget, so one runaway claim (`'a' * 10**10`,
-a huge `range`) costs only its own answer.
+a huge `range`) costs only its own answer. The budget is CPU time (a loaded machine that
+leaves the child waiting for a core costs no claim its answer), with a wall-clock backstop
+several times longer for an evaluation that waits without computing.
 
 Payload: `{"exprs": [src, ...], "states": [{name: repr, ...}, ...], "pairs": [[e, s], ...],
 "budget": seconds}`. Returns, per pair, `["ok", repr]` or `["error", "Type: message"]`.
@@ -28,8 +30,19 @@ class _OverBudget(Exception):
     pass
 
 
+WALL_FACTOR = 8
+"""The wall-clock backstop of one evaluation, in budgets of CPU time."""
+
+
+_armed = [False]
+"""Whether an evaluation is running: of its two timers only the first to fire interrupts it,
+and one firing late (after the evaluation ended) interrupts nothing."""
+
+
 def _alarm(signum: int, frame: Any) -> None:
-    raise _OverBudget
+    if _armed[0]:
+        _armed[0] = False
+        raise _OverBudget
 
 
 def _state(reprs: dict[str, str]) -> dict[str, Any]:
@@ -53,6 +66,7 @@ def evaluate(payload: dict[str, Any]) -> list[list[str]]:
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             compiled.append(exc)
     previous = signal.signal(signal.SIGALRM, _alarm)
+    previous_prof = signal.signal(signal.SIGPROF, _alarm)
     out: list[list[str]] = []
     try:
         for e, s in payload["pairs"]:
@@ -61,8 +75,10 @@ def evaluate(payload: dict[str, Any]) -> list[list[str]]:
                 out.append(["error", f"{type(code).__name__}: cannot compile"])
                 continue
             scope = _state(states[s])
-            signal.setitimer(signal.ITIMER_REAL, budget)
             try:
+                _armed[0] = True
+                signal.setitimer(signal.ITIMER_PROF, budget)
+                signal.setitimer(signal.ITIMER_REAL, budget * WALL_FACTOR)
                 value = eval(code, {"__builtins__": __builtins__}, scope)  # noqa: S307
                 out.append(["ok", bounded_repr(value, RESULT_LIMIT)])
             except _OverBudget:
@@ -70,7 +86,10 @@ def evaluate(payload: dict[str, Any]) -> list[list[str]]:
             except BaseException as exc:  # noqa: BLE001 - any failure is this claim's alone
                 out.append(["error", f"{type(exc).__name__}: {str(exc)[:200]}"])
             finally:
+                _armed[0] = False
                 signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
     finally:
         signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous_prof)
     return out
