@@ -748,3 +748,16 @@ def test_a_result_after_a_rewrite_said_of_this_function_may_be_the_rewrites() ->
         assert align_text(rewrite + tail, run()).first_divergence is None, tail
     for tail in ("The original function returns [6, 9].", "So f([3, 4]) returns [6, 9]."):
         assert flagged(align_text(rewrite + tail, run())) is not None, tail
+
+
+def test_an_answer_block_that_states_the_answer_in_words() -> None:
+    """ "[ANSWER] The output is X [/ANSWER]": the block's words are the answer; code in a block
+    is still code."""
+    for chain in (
+        "Each doubles.\n[ANSWER] The output is [6, 9] [/ANSWER]",
+        "Each doubles.\n[ANSWER] f([3, 4]) returns [6, 9] [/ANSWER]",
+    ):
+        assert "[6, 9]" in (flagged(align_text(chain, run())) or ""), chain
+        assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
+    coded = "Each doubles.\n[ANSWER]\n```python\ndef g(nums):\n    return 5\n```\n[/ANSWER]"
+    assert align_text(coded, run()).judgements == []

@@ -242,7 +242,7 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
     _returned_across(masked, steps)
     _last_iteration(masked, steps)
     if block is not None:
-        claim = block_claim(block)
+        claim = block_claim(block) or _block_in_words(text, masked, block, facts)
         step = ReasoningStep(len(steps), block.group(0).strip(), block.start(), block.end())
         if claim is not None:
             step.claims.append(claim)
@@ -261,6 +261,24 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
             home.claims.append(claim)
             home.claims.sort(key=lambda c: c.start)
     return Chain(text, "prose", steps, code_spans=spans)
+
+
+def _block_in_words(text: str, masked: str, block: re.Match[str], facts: Any) -> Claim | None:
+    """An answer block that states the answer in words ("[ANSWER] The output is [1]
+    [/ANSWER]", "[ANSWER] f(x) returns [1] [/ANSWER]"): its last statement of f's result, read
+    with code blanked (`masked`)."""
+    group = "body" if block.group("body") is not None else "body2"
+    lo, hi = block.start(group), block.end(group)
+    chunk = masked[lo:hi]
+    found = [c for c in read_claims(chunk, facts) if c.kind == RETURN]
+    found += stated_answers(chunk, frozenset(facts.names))
+    if not found:
+        return None
+    claim = max(found, key=lambda c: c.start)
+    claim.start += lo
+    claim.end += lo
+    claim.text = text[claim.start : claim.end].strip()
+    return claim
 
 
 def _answers(
