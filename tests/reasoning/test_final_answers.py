@@ -565,6 +565,7 @@ def test_a_value_after_returned_and_a_colon_is_the_returned_value() -> None:
         "The expected output is [6, 9]. Each item doubles.",
         "The returned value is [6, 9]. Each item doubles.",
         "The original function returns [6, 9], unlike my rewrite. Each item doubles.",
+        "The given code will return [6, 9], as each item doubles.",
     ],
 )
 def test_f_named_as_the_subject_in_the_middle_of_a_chain_states_its_result(chain: str) -> None:

@@ -154,6 +154,7 @@ _COND_SHAPE = re.compile(
 )
 _RETURN_RE = re.compile(
     r"(?P<subj>\b(?:the|this|the\s+original|the\s+given)\s+function\s+(?:`?f`?\s+)?|\bfunction\s+`?f`?\s+"
+    r"|\bthe\s+(?:original|given)\s+code\s+"
     r"|`?\bf\([^\n]*?\)`?\s+|\bf\s+|`f`\s+|\bit\s+|"
     r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|\bthat\s+|^)"
     r"(?:will\s+|would\s+|should\s+|must\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*"
