@@ -179,3 +179,14 @@ def test_a_supposition_or_a_discarded_thought_contradicts_nothing() -> None:
         assert result.first_divergence is None, (chain, result.first_divergence)
     # Without the supposition, the same clause is a claim.
     assert flagged(align_text("a is 3; the function would return 2.", tr)) is not None
+
+
+def test_run_on_bindings_without_punctuation_are_read_one_by_one() -> None:
+    """ "x = 4 y = 9 return 9": a value ends where the next binding (or the return) begins."""
+    tr = run(STEPS, "f(3)")
+    result = align_text("so x = 4 y = 9 return 9", tr)
+    assert flagged(result) == "y = 9"
+    assert [c.value for c in result.chain.claims if c.name == "x"] == ["4"]
+    assert align_text("so x = 4 y = 8 return 8", tr).first_divergence is None
+    # "x = 4 times" is no next binding: the value does not end cleanly there
+    assert not [c for c in parse_chain("x = 4 times two", STEPS).claims if c.name == "x"]
