@@ -762,3 +762,15 @@ def test_an_answer_block_that_states_the_answer_in_words() -> None:
         assert align_text(chain.replace("[6, 9]", "[6, 8]"), run()).first_divergence is None
     coded = "Each doubles.\n[ANSWER]\n```python\ndef g(nums):\n    return 5\n```\n[/ANSWER]"
     assert align_text(coded, run()).judgements == []
+
+
+def test_it_returns_a_type_when_it_is_the_call_just_named() -> None:
+    code = "def f(a, b):\n    return (a + b, a * b)"
+    tr = run(code, "f(2, 3)")
+    wrong = "When you call f(2, 3), it returns a list of the sum and the product."
+    assert flagged(align_text(wrong, tr)) == wrong.removesuffix(" of the sum and the product.")
+    other = "When you call f(1, 1), it returns a list of the sum and the product."
+    assert align_text(other, tr).first_divergence is None
+    # "it" after a sentence about something else is not f
+    loose = "The split is done first. It returns a list of the parts."
+    assert align_text(loose, tr).first_divergence is None

@@ -454,7 +454,8 @@ _TYPE_NOUNS = {
 }
 _RETURNS_TYPE = re.compile(
     r"(?:^|(?<=[.!?:]\s)|(?<=\n))[ \t>*_-]*(?:so\s+|thus\s+|hence\s+|therefore,?\s+)?"
-    r"(?:the\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n()]*\))?`?)\s+"
+    r"(?:the\s+function(?:\s+`?f`?)?|function\s+`?f`?|`?f(?:\([^\n()]*\))?`?"
+    r"|(?P<it>(?:when\s+(?:you|we)\s+call\s+[^\n]{1,80}?,\s*)?it))\s+"
     r"(?:always\s+|will\s+|then\s+)?returns\s+(?:an?|one)\s+"
     r"(?:(?P<empty>empty)\s+|(?:new|single|sorted|reversed|modified|plain|python|non-empty|nonempty)\s+)?"
     r"(?P<noun>" + "|".join(sorted(_TYPE_NOUNS, key=len, reverse=True)) + r")\b(?!\s*\(|\.\w)",
@@ -468,6 +469,9 @@ def type_claims(text: str) -> list[Claim]:
     "it", "this function" — a rewritten one — or a hedge: "check if f() returns a list")."""
     out = []
     for m in _RETURNS_TYPE.finditer(text):
+        it = m.group("it")
+        if it and not (_CALL_F.search(it) or _F_SUBJECT.match(_sentence_before(text, m.start()))):
+            continue  # "it" is f only in "when you call f(x), it ..." or after a sentence on f
         noun = _TYPE_NOUNS[m.group("noun").lower()]
         start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*_-"))
         empty = _EMPTY_VALUES.get(m.group("noun").lower()) if m.group("empty") else None
