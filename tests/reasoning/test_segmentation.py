@@ -190,3 +190,18 @@ def test_run_on_bindings_without_punctuation_are_read_one_by_one() -> None:
     assert align_text("so x = 4 y = 8 return 8", tr).first_divergence is None
     # "x = 4 times" is no next binding: the value does not end cleanly there
     assert not [c for c in parse_chain("x = 4 times two", STEPS).claims if c.name == "x"]
+
+
+def test_math_signs_and_terse_separators_are_read_as_python_and_clause_ends() -> None:
+    """People write ×, ·, ÷, − for Python's operators and ← for an assignment, and separate
+    terse clauses with ⇒ or |: each clause's value is read where it is written."""
+    tr = run(STEPS, "f(3)")
+    for chain, slip in (
+        ("a = 3 so x = 3+1 = 4, y = 4×2 = 9, return 9", "4×2 = 9"),
+        ("x ← 4, y ← 9, return 9", "y ← 9"),
+        ("x = 4 ⇒ y = 9 ⇒ output 9", "y = 9"),
+        ("x: 3+1=4 | y: 4·2=9 | ret 9", "4·2=9"),
+    ):
+        assert flagged(align_text(chain, tr)) == slip, chain
+        right = chain.replace("9", "8")
+        assert align_text(right, tr).first_divergence is None, right

@@ -165,6 +165,11 @@ _GERUNDS = {
 _LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
 
 
+_MATH_SIGNS = str.maketrans({"×": "*", "·": "*", "÷": "/", "−": "-", "←": "="})
+"""Signs people write for Python's operators, one character for one so offsets hold: "4×2 = 8",
+"x ← 4" (an assignment arrow)."""
+
+
 def parse_chain(text: str, code: str, call: str | None = None) -> Chain:
     """Parse a chain of thought for the function `code`: the scratchpad if there is one, else
     prose. `call`: the call the chain reasons about, when known (a test in code of a call of
@@ -179,7 +184,7 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
     block = answer_block(work)
     body_end = block.start() if block else len(work)
     spans = sorted(spans + inline_code(work, facts.source_lines))
-    masked = blank(work, spans + call_keywords(work))
+    masked = blank(work, spans + call_keywords(work)).translate(_MATH_SIGNS)
     rows = table_rows(masked[:body_end], facts)
     steps: list[ReasoningStep] = []
     for s, e in split_at_iterations(masked, split_steps(masked[:body_end])):
