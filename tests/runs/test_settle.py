@@ -159,3 +159,40 @@ def test_a_store_named_relative_to_where_the_run_is_started_is_the_one_written(
     with sqlite3.connect(tmp_path / "runs.sqlite") as con:
         (count,) = con.execute("SELECT COUNT(*) FROM generations").fetchone()
     assert count == len(stored) == summary.completed > 0
+
+
+def test_the_same_configuration_in_another_store_is_scored_afresh(tmp_path: Path) -> None:
+    """Verdicts are remembered per run, and a run is its id in its store: a second store file
+    with the same configuration (the same run id) asks the scorer again."""
+    from cruxtui.core.runs.runner import default_scorer
+
+    calls: list[int] = []
+    scorer = lambda pairs, task: calls.append(len(pairs)) or default_scorer(pairs, task)  # noqa: E731 - a lambda: scored in this process, where the calls are seen
+    dataset = load_dataset(offline=True)
+
+    async def run(db: Path) -> str:
+        with RunStore(db) as store:
+            backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"))
+            try:
+                _, plan = prepare_run(
+                    store,
+                    backend,
+                    dataset_digest=dataset.digest,
+                    task="output",
+                    mode="direct",
+                    style="chat",
+                    params=SamplingParams(n=2, max_tokens=64, seed=5),
+                )
+                samples = {s.id: s for s in dataset.samples}
+                runner = Runner(plan, store, samples, concurrency=4, scorer=scorer)
+                await runner.run(list(samples))
+            finally:
+                await backend.aclose()
+            return plan.run_id
+
+    with FakeOpenAI(CruxevalResponder(dataset.samples, "mixed")) as server:
+        first = asyncio.run(run(tmp_path / "a.sqlite"))
+        scored_first = sum(calls)
+        second = asyncio.run(run(tmp_path / "b.sqlite"))
+    assert first == second and scored_first > 0
+    assert sum(calls) == 2 * scored_first

@@ -29,8 +29,9 @@ from cruxtui.core.runs.store import Generation, RunStore
 from cruxtui.core.util.redact import register
 
 VERDICTS_KEPT = 20_000
-"""Verdicts remembered, (run, sample, answer) -> verdict, most recently used: at low temperature
-most of a sample's answers are the same text, scored once per run."""
+"""Verdicts remembered, (store, run, scorer, sample, answer) -> verdict, most recently used: at
+low temperature most of a sample's answers are the same text, scored once per run (a run is its
+id in its store: the same configuration in another store file is scored afresh)."""
 STORES_KEPT = 8
 """Run stores the scoring process keeps open (one per file a caller commits to)."""
 
@@ -85,7 +86,7 @@ class StoreFailed(Exception):
         self.error = error
 
 
-_verdicts: OrderedDict[tuple[str, str, str, str], Any] = OrderedDict()
+_verdicts: OrderedDict[tuple[str, str, str, str, str], Any] = OrderedDict()
 _stores: OrderedDict[str, RunStore] = OrderedDict()
 _lock = threading.Lock()
 """One round at a time per process: the caches above are shared by every runner in it."""
@@ -133,17 +134,21 @@ def _store(where: RunStore | str) -> RunStore:
     return store
 
 
+def _where(store: RunStore | str) -> str:
+    return str(store.path.absolute()) if isinstance(store, RunStore) else store
+
+
 def _scored(job: Round, positions: Sequence[int] | range) -> list[Generation]:
     """The generations of the responses at `positions`, each distinct text read once and each new
     (sample, answer) scored once, in one scorer call."""
     chosen = [job.responses[at] for at in positions]
     raws = dict.fromkeys(raw for _, done in chosen for _, _, raw in done)
     read = {raw: job.extract(raw) for raw in raws}
-    fresh: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+    fresh: dict[tuple[str, str, str, str, str], tuple[str, str]] = {}
     for sid, done in chosen:
         for _, _, raw in done:
             answer = read[raw][0]
-            key = (job.scorer_key, job.run_id, sid, answer or "")
+            key = (_where(job.store), job.run_id, job.scorer_key, sid, answer or "")
             if answer is not None and key not in _verdicts:
                 fresh[key] = (sid, answer)
     if fresh:
@@ -173,7 +178,7 @@ def _generation(
                 "(e.g. [/ANSWER]) inside its thinking"
             )
     else:
-        key = (job.scorer_key, job.run_id, sid, answer)
+        key = (_where(job.store), job.run_id, job.scorer_key, sid, answer)
         verdict = _verdicts[key]
         _verdicts.move_to_end(key)
         passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
