@@ -487,3 +487,51 @@ def test_a_faithful_chain_raises_nothing(code: str, call: str, text: str) -> Non
     assert tr.ok
     result = align_text(text, tr)
     assert result.first_divergence is None, result.first_divergence
+
+
+POP_SORT = (
+    "def f(nums):\n"
+    "    res = []\n"
+    "    while nums:\n"
+    "        x = nums.pop()\n"
+    "        if x % 2:\n"
+    "            res.append(x * 2)\n"
+    "        else:\n"
+    "            res.insert(0, x)\n"
+    "    return res\n"
+)
+# People own up to a slip in many words besides "wait" and "actually": naming the mistake
+# ("Wrong.", "I see my error"), saying what they left out ("I forgot the doubling", "that
+# ignores the * 2"), going back to the code ("Rereading the code, ...") or a bare "Er,".
+OWNED_UP = [
+    "Hmm, that ignores the * 2. res = [6].",
+    "Mistake! res = [6].",
+    "Oh, I dropped the multiplication; really res = [6].",
+    "Rereading the code, the appended value is x * 2, so res = [6].",
+    "I need to fix that: res = [6].",
+    "Wrong. res = [6].",
+    "Er, [6].",
+    "Ah, I see my error: res = [6].",
+    "I forgot the doubling, so res = [6].",
+    "I got that wrong, res is [6].",
+]
+
+
+@pytest.mark.parametrize("fix", OWNED_UP)
+def test_a_slip_owned_up_to_in_other_words_is_taken_back(fix: str) -> None:
+    text = (
+        f"nums = [1, 2, 3]. The first pop gives x = 3, so res = [3]. {fix} Then x = 2 goes "
+        "to the front: [2, 6]. Then x = 1 gives [2, 6, 2]. The answer is [2, 6, 2]."
+    )
+    result = align_text(text, run(POP_SORT, "f([1, 2, 3])"))
+    assert result.first_divergence is None, result.first_divergence
+
+
+def test_a_slip_left_standing_beside_the_word_wrong_is_still_found() -> None:
+    text = (
+        "nums = [1, 2, 3]. The first pop gives x = 3, so res = [3]. Popping from the end is "
+        "the wrong order to read the list in, but that is what the code does. Then x = 2 goes to "
+        "the front: [2, 3]. The answer is [2, 3, 2]."
+    )
+    fd = align_text(text, run(POP_SORT, "f([1, 2, 3])")).first_divergence
+    assert fd is not None and fd.claim.text == "res = [3]"

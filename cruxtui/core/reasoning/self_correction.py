@@ -19,7 +19,10 @@ from cruxtui.core.reasoning.literal_scan import CLEAN_AFTER, literal_value, scan
 
 _MARKER = re.compile(
     r"\b(?:wait|oops|whoops|correction|scratch\s+that|on\s+second\s+thought|"
-    r"no,|no\s*[—–-]|no\s+wait|(?:^|(?<=[.!]\s))(?<!\.\.\s)(?:hmm+,?\s+)?no\.(?=\s|$)|err+,|erm,|um,|I\s+mean\b|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
+    r"no,|no\s*[—–-]|no\s+wait|wrong\b|mistake\b|(?:my|an|the)\s+(?:error|slip)\b|\bI\s+forgot\b|"
+    r"\bI\s+(?:dropped|ignored|overlooked|skipped|missed|left\s+out)\b|"
+    r"(?:that|this)\s+(?:ignores|ignored|forgets|forgot|drops|dropped|misses|missed|skips|skipped)\b|"
+    r"re-?reading\b|(?:fix|correct)\s+that\b|(?:^|(?<=[.!]\s))(?<!\.\.\s)(?:hmm+,?\s+)?no\.(?=\s|$)|er+,|erm,|um,|I\s+mean\b|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
     r"mis(?:read|counted|calculated|computed|spoke|took))|let\s+me\s+(?:re-?check|recount|redo|"
     r"recompute|re-?examine|reconsider|correct|re-?calculate|re-?evaluate|re-?do|fix)|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
