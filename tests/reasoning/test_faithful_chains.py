@@ -535,3 +535,39 @@ def test_a_slip_left_standing_beside_the_word_wrong_is_still_found() -> None:
     )
     fd = align_text(text, run(POP_SORT, "f([1, 2, 3])")).first_divergence
     assert fd is not None and fd.claim.text == "res = [3]"
+
+
+EVERY_OTHER = (
+    "def f(s, n):\n"
+    "    out = ''\n"
+    "    for i in range(len(s)):\n"
+    "        if i % n == 0:\n"
+    "            out += s[i].upper()\n"
+    "        else:\n"
+    "            out += s[i]\n"
+    "    return out\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "n is 2, and i % 2 == 0 for i = 0, 2, 4, so those letters are capitals: 'HeLlO'.",
+        "We capitalise the letter for i = 0, 2 and 4 and keep the rest: 'HeLlO'.",
+    ],
+)
+def test_values_a_test_holds_for_are_some_of_the_loop_values(text: str) -> None:
+    result = align_text(text, run(EVERY_OTHER, "f('hello', 2)"))
+    assert result.first_divergence is None, result.first_divergence
+
+
+def test_a_value_the_loop_never_takes_is_still_a_slip_when_only_some_are_named() -> None:
+    text = "i % 2 == 0 for i = 0, 2, 4 and 6, so those letters are capitals: 'HeLlO'."
+    fd = align_text(text, run(EVERY_OTHER, "f('hello', 2)")).first_divergence
+    assert fd is not None and fd.true_value == "[0, 1, 2, 3, 4]"
+
+
+def test_the_loop_said_to_run_for_values_lists_them_all() -> None:
+    text = "The loop runs for i = 0, 1, 2, 3. The result is 'HeLlO'."
+    fd = align_text(text, run(EVERY_OTHER, "f('hello', 2)")).first_divergence
+    assert fd is not None and fd.claim.kind == "loop_values"

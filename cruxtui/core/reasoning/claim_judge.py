@@ -36,7 +36,7 @@ from cruxtui.core.reasoning.claim_types import (
 from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.final_answer import TYPE_PREFIX, type_verdict
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
-from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, literal_value, value_key
+from cruxtui.core.reasoning.literal_scan import OPAQUE, agrees, is_literal, literal_value, value_key
 from cruxtui.core.reasoning.prose_claims import changes_state
 from cruxtui.core.reasoning.step_placement import in_loop_positions
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
@@ -820,6 +820,8 @@ class Judge:
                 step.index, claim, UNVERIFIABLE, None, note="no single loop over that variable"
             )
         true = "[" + ", ".join(got) + "]"
+        if claim.some:
+            return self._some_loop_values(step, claim, got)
         verdict = agrees(claim.value, true)
         if verdict is None:
             return Judgement(step.index, claim, UNVERIFIABLE, None, true, "not comparable")
@@ -830,6 +832,19 @@ class Judge:
             None,
             None if verdict else true,
             "" if verdict else f"{claim.name} takes {true}",
+        )
+
+    def _some_loop_values(self, step: ReasoningStep, claim: Claim, got: list[str]) -> Judgement:
+        """ "i % 2 == 0 for i = 0, 2, 4": each value named is one the loop variable takes."""
+        said = literal_value(claim.value)
+        took = [literal_value(v) for v in got]
+        if not isinstance(said, list) or not all(is_literal(v) for v in got):
+            return Judgement(step.index, claim, UNVERIFIABLE, None, note="not comparable")
+        shown = "[" + ", ".join(got) + "]"
+        if all(v in took for v in said):
+            return Judgement(step.index, claim, CONSISTENT, None, shown)
+        return Judgement(
+            step.index, claim, CONTRADICTED, None, shown, f"{claim.name} takes {shown}"
         )
 
     def _values_at_line(self, step: ReasoningStep, claim: Claim) -> Judgement:

@@ -75,6 +75,9 @@ class Claim:
     by_method: bool = False
     """The subject is the one call of a method the sentence names ("rsplit ... which gives X",
     "istitle is True"): it contradicts only with a value of the type that call gives."""
+    some: bool = False
+    """For loop values: the values a test holds for or an action is done for ("i % 2 == 0 for
+    i = 0, 2, 4"), not all the loop variable takes: each one named must be one of them."""
     inferred: bool = False
     """The subject is not written next to the value but read from the sentence ("... removed from
     nums, giving [2]"): judged only where the value has the subject's type."""

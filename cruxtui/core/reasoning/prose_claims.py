@@ -1015,6 +1015,23 @@ def _values_list(words: str) -> str | None:
     return "[" + ", ".join(items) + "]"
 
 
+_LOOP_ITSELF = re.compile(
+    r"\b(?:loops?|iterat\w*|runs?|ran|goes|repeats?|body|range\([^()\n]*\))\W*(?:\w+\W+){0,3}$",
+    re.I,
+)
+
+
+def _some_values(text: str, m: re.Match[str]) -> bool:
+    """ "for i = 0, 2, 4" after a test or an action ("i % 2 == 0 for i = 0, 2, 4", "we
+    uppercase for i = 0 and 2") names the iterations it holds for, not all the loop runs; only
+    the loop itself said to run for them ("the loop runs for i = 0 and i = 1", "For i = 0, 1:" at
+    the start of a clause) lists them all."""
+    if not m.group(0).lower().startswith(("for", "with")):
+        return False
+    clause = re.split(r"[.;:!?\n]\s|,\s", text[max(0, m.start() - 120) : m.start()])[-1]
+    return bool(clause.strip()) and not _LOOP_ITSELF.search(clause)
+
+
 def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
     """What a loop ranges over and how often it runs: "k takes the values 1 and 2", "i goes
     from 0 to 4", "range(1, 11) gives 1..10", "the loop runs 9 times"."""
@@ -1067,6 +1084,7 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
                 name=name,
                 start=m.start(),
                 end=m.end(),
+                some=_some_values(text, m),
             )
         )
     for m in _RANGE_RE.finditer(text):
