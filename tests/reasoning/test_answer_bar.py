@@ -6,6 +6,8 @@ stands when the answer is right, and that the bar is only raised when it is."""
 
 from __future__ import annotations
 
+import pytest
+
 from cruxtui.core.reasoning.alignment import UNVERIFIABLE, Alignment, align_text
 from cruxtui.core.sandbox.jobs import tracer
 from cruxtui.core.trace.steps import Trace, from_wire
@@ -108,3 +110,48 @@ def test_the_input_task_answer_is_right_when_the_call_gives_the_target() -> None
     )
     assert align_text(text, tr, target="'ok'").first_divergence is None
     assert align_text(text, tr, target="'no'").first_divergence is not None
+
+
+PUSH_OR_FRONT = (
+    "def f(nums):\n"
+    "    res = []\n"
+    "    while nums:\n"
+    "        x = nums.pop()\n"
+    "        if x % 2:\n"
+    "            res.append(x * 2)\n"
+    "        else:\n"
+    "            res.insert(0, x)\n"
+    "    return res\n"
+)
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "Hmm. x * 2 is 6, so",
+        "Let me look at that line again: it appends x * 2, not x, so",
+        "That can't be: the line appends x * 2, so",
+        "My bad,",
+        "Ugh,",
+    ],
+)
+def test_a_value_put_right_at_once_in_any_words_is_no_divergence(between: str) -> None:
+    """A writer who gives res two values for one moment and ends on the right answer has put
+    the first right, whatever the words between."""
+    text = (
+        f"The first pop gives x = 3. res = [3]. {between} res = [6]. Then 2 goes to the "
+        "front: [2, 6]. Finally x = 1 adds 2: [2, 6, 2]. The answer is [2, 6, 2]."
+    )
+    tr = run(PUSH_OR_FRONT, "f([1, 2, 3])")
+    assert align_text(text, tr).first_divergence is None
+
+
+def test_a_value_for_a_later_moment_puts_nothing_right() -> None:
+    """'res = [3]. Then res = [2, 6]': the second value is for after the next pop, so the first
+    still stands as the slip."""
+    text = (
+        "The first pop gives x = 3, and res = [3]. Then x = 2 goes to the front, so res = "
+        "[2, 6]. Finally x = 1 adds 2: res = [2, 6, 2]. The answer is [2, 6, 2]."
+    )
+    fd = align_text(text, run(PUSH_OR_FRONT, "f([1, 2, 3])")).first_divergence
+    assert fd is not None and fd.claim.value == "[3]"

@@ -109,6 +109,7 @@ class AnswerBar:
         self.step_of = {id(c): s for s in chain.steps for c in s.claims}
 
     def apply(self, judgements: list[Judgement]) -> list[Judgement]:
+        self.judgements = judgements
         out = []
         for j in judgements:
             if j.verdict == CONTRADICTED and (why := self.weakness(j)) is not None:
@@ -133,6 +134,8 @@ class AnswerBar:
             return "the subject is not named in the claim"
         if self._hedged(step, claim):
             return "the claim is hedged"
+        if self._put_right(j):
+            return "the chain states it again at once with the value the run has there"
         if claim.kind == CONDITION:
             if claim.value in self._own_outcomes(claim) and not self._when_said(step, claim):
                 return f"the condition is {claim.value} elsewhere in the run"
@@ -160,6 +163,64 @@ class AnswerBar:
         ):
             return "the subject never holds a value of that type"
         return None
+
+    def _put_right(self, j: Judgement) -> bool:
+        """Does the chain state the subject again at once (within two reasoning steps, the next
+        claim on it) with another value, one the run gives it there: the value it has where `j`
+        is placed or the next one it takes? A writer who gives one variable two values for one
+        moment and ends on the right answer has put the first right, whatever words come between
+        ("res = [3]. Hmm. x * 2 is 6, so res = [6]"): the self-correction reader cannot know all
+        of them. A value for a later moment ("res = [3]. Then res = [2, 6]") puts nothing right."""
+        claim = j.claim
+        if claim.kind not in (BINDING, EXPRESSION) or j.trace_step is None:
+            return False
+        at = next((k for k, st in enumerate(self.trace.steps) if st.index == j.trace_step), None)
+        again = next(
+            (
+                b
+                for b in self.judgements
+                if b.claim.start >= claim.end
+                and not b.claim.retracted
+                and b.claim.kind == claim.kind
+                and b.claim.name == claim.name
+            ),
+            None,
+        )
+        if at is None or again is None or again.verdict != CONSISTENT or again.step > j.step + 2:
+            return False
+        if value_key(again.claim.value) == value_key(claim.value):
+            return False
+        if self._moves_on(j, again):
+            return False
+        held: list[object] = []
+        for k in range(at, len(self.pos)):
+            have = self.values.at(claim, k)
+            if have is not None and (not held or value_key(have) != held[-1]):
+                held.append(value_key(have))
+            if len(held) == 2:
+                break
+        return value_key(again.claim.value) in held
+
+    def _moves_on(self, a: Judgement, b: Judgement) -> bool:
+        """Do the words between two claims on one subject take the run to another moment: a
+        value of another variable ("i = 7, so total becomes 9"), an iteration, the loop's end?"""
+        between = [
+            c
+            for s in self.chain.steps[a.step : b.step + 1]
+            for c in s.claims
+            if a.claim.end <= c.start < b.claim.start
+        ]
+        if any(
+            c.kind in (ITERATION, LOOP_VALUES, LOOP_COUNT)
+            or (c.kind == BINDING and c.name != a.claim.name)
+            for c in between
+        ):
+            return True
+        first = self.chain.steps[a.step]
+        return any(
+            s.iteration != first.iteration or s.after_loop or s.at_end
+            for s in self.chain.steps[a.step + 1 : b.step + 1]
+        )
 
     def _named(self, claim: Claim) -> bool:
         if claim.inferred or claim.by_method:
