@@ -571,3 +571,31 @@ def test_the_loop_said_to_run_for_values_lists_them_all() -> None:
     text = "The loop runs for i = 0, 1, 2, 3. The result is 'HeLlO'."
     fd = align_text(text, run(EVERY_OTHER, "f('hello', 2)")).first_divergence
     assert fd is not None and fd.claim.kind == "loop_values"
+
+
+KEEP_TOP_TWO = (
+    "def f(xs):\n"
+    "    out = []\n"
+    "    for x in xs:\n"
+    "        if x > 0:\n"
+    "            out.append(x)\n"
+    "    out.sort()\n"
+    "    while len(out) > 2:\n"
+    "        out.pop(0)\n"
+    "    return out\n"
+)
+
+
+def test_after_the_while_loop_is_the_exit_of_fs_one_while_loop() -> None:
+    text = (
+        "By the time we reach the sort, out is [5, 3, 8, 1]. Up to here only -1 was left out. "
+        "After the while loop, out = [5, 8]."
+    )
+    result = align_text(text, run(KEEP_TOP_TWO, "f([5, -1, 3, 8, 1])"))
+    assert result.first_divergence is None, result.first_divergence
+
+
+def test_after_the_for_loop_is_judged_before_the_sort() -> None:
+    text = "After the for loop, out is [1, 3, 5, 8]. The while loop then trims it to [5, 8]."
+    fd = align_text(text, run(KEEP_TOP_TWO, "f([5, -1, 3, 8, 1])")).first_divergence
+    assert fd is not None and fd.true_value == "[5, 3, 8, 1]"

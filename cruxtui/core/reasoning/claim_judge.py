@@ -68,6 +68,9 @@ def is_hypothetical(sentence: str) -> bool:
     return bool(_HYPOTHETICAL.search(sentence))
 
 
+_KEYWORD_LOOP_RE = re.compile(r"\b(?:after|once|when)\s+the\s+`?(while|for)`?(?:\s+|-)loop\b", re.I)
+
+
 @dataclass
 class Judgement:
     """The verdict on one claim, and where in the trace it was checked."""
@@ -498,8 +501,9 @@ class Judge:
         of work is over, not one it had on the way."""
         lo, hi = self._window(step)
         exits = [k for k in range(lo, hi + 1) if self.pos.loop_exit[k]]
-        if step.loop_ordinal is not None:
-            exits = self._exits_of_loop(step.loop_ordinal) or exits
+        ordinal = step.loop_ordinal or self._loop_by_keyword(step)
+        if ordinal is not None:
+            exits = self._exits_of_loop(ordinal) or exits
         if not exits:
             exits = [k for k in range(0, hi + 1) if self.pos.loop_exit[k]][-1:]
         ends = (exits[:1] or [hi]) if step.after_loop else sorted({*exits, hi})
@@ -532,6 +536,16 @@ class Judge:
             true,
             f"{name} is {true} at the end of that stretch",
         )
+
+    def _loop_by_keyword(self, step: ReasoningStep) -> int | None:
+        """ "after the while loop": f's one `while` loop (its ordinal), when it has one."""
+        m = _KEYWORD_LOOP_RE.search(step.text)
+        if m is None:
+            return None
+        fors = m.group(1).lower() == "for"
+        loops = sorted(self.shape.loops)
+        hits = [i for i, (h, _b, _e) in enumerate(loops) if (h in self.shape.for_iters) == fors]
+        return hits[0] + 1 if len(hits) == 1 else None
 
     def _exits_of_loop(self, ordinal: int) -> list[int]:
         """Positions where f's `ordinal`-th loop (in source order) has just been left."""
