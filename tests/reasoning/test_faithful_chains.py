@@ -599,3 +599,30 @@ def test_after_the_for_loop_is_judged_before_the_sort() -> None:
     text = "After the for loop, out is [1, 3, 5, 8]. The while loop then trims it to [5, 8]."
     fd = align_text(text, run(KEEP_TOP_TWO, "f([5, -1, 3, 8, 1])")).first_divergence
     assert fd is not None and fd.true_value == "[5, 3, 8, 1]"
+
+
+FIRST_VOWEL = (
+    "def f(word, limit):\n"
+    "    seen = ''\n"
+    "    for k in range(limit):\n"
+    "        if word[k] in 'aeiou':\n"
+    "            break\n"
+    "        seen += word[k]\n"
+    "    return seen\n"
+)
+
+
+def test_the_range_a_loop_that_breaks_is_set_to_cover_is_no_slip() -> None:
+    text = (
+        "limit is 6, so the loop is set up for k = 0 through 5. k = 0 reads 's', no vowel, "
+        "seen = 's'. k = 1 reads 't', seen = 'st'. k = 2 reads 'o', a vowel, so we break. "
+        "The function returns 'st'."
+    )
+    result = align_text(text, run(FIRST_VOWEL, "f('stove', 6)"))
+    assert result.first_divergence is None, result.first_divergence
+
+
+def test_a_range_misread_in_a_loop_that_runs_to_the_end_is_still_a_slip() -> None:
+    text = "limit is 2, so k goes 0, 1, 2. seen ends as 'st'. The function returns 'st'."
+    fd = align_text(text, run(FIRST_VOWEL, "f('stove', 2)")).first_divergence
+    assert fd is not None and fd.claim.kind == "loop_values"
