@@ -626,3 +626,18 @@ def test_a_range_misread_in_a_loop_that_runs_to_the_end_is_still_a_slip() -> Non
     text = "limit is 2, so k goes 0, 1, 2. seen ends as 'st'. The function returns 'st'."
     fd = align_text(text, run(FIRST_VOWEL, "f('stove', 2)")).first_divergence
     assert fd is not None and fd.claim.kind == "loop_values"
+
+
+COLLECT = "def f(xs):\n    acc = []\n    [acc.append(x * 2) for x in xs]\n    return len(acc)\n"
+
+
+def test_a_value_said_to_stay_through_a_change_is_the_slip() -> None:
+    """'acc stays empty' after the line that fills it: the value acc had a step before is
+    what the writer wrongly thinks persists, not a placement slip of the reader."""
+    text = (
+        "xs = [1, 2]. For x = 1, 2 is appended; for x = 2, 4. So acc = [2, 4] and the "
+        "length is 2.\n\nHmm, actually -- the comprehension's own list of Nones is thrown away, "
+        "so acc stays empty, and len(acc) is 0.\n\nAnswer: 0"
+    )
+    fd = align_text(text, run(COLLECT, "f([1, 2])")).first_divergence
+    assert fd is not None and fd.claim.text == "acc stays empty", fd

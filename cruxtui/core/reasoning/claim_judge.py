@@ -68,6 +68,8 @@ def is_hypothetical(sentence: str) -> bool:
     return bool(_HYPOTHETICAL.search(sentence))
 
 
+_PERSISTS = re.compile(r"\b(?:stays|remains|is\s+still|still\s+is|is\s+left\s+unchanged)\b", re.I)
+"""A value said to persist: the subject keeps it through what the chain has just told."""
 _KEYWORD_LOOP_RE = re.compile(r"\b(?:after|once|when)\s+the\s+`?(while|for)`?(?:\s+|-)loop\b", re.I)
 
 
@@ -386,6 +388,8 @@ class Judge:
     def _near_miss(self, step: ReasoningStep, claim: Claim) -> bool:
         if claim.phase_end or claim.value in ("True", "False"):
             return False
+        if _PERSISTS.search(claim.text):
+            return False  # "new_list stays empty": the value before the change is the slip
         if step.line is not None or claim.line is not None or claim.before_line is not None:
             return False  # the chain says where ("after the append"): it is judged there
         if step.iteration is not None and self.pos.iterations is not None:
