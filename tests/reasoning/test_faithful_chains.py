@@ -641,3 +641,26 @@ def test_a_value_said_to_stay_through_a_change_is_the_slip() -> None:
     )
     fd = align_text(text, run(COLLECT, "f([1, 2])")).first_divergence
     assert fd is not None and fd.claim.text == "acc stays empty", fd
+
+
+PAD_EACH = (
+    "def f(s, widths):\n"
+    "    out = []\n"
+    "    for n in widths:\n"
+    "        out.append(s.rjust(n, '.'))\n"
+    "    return out\n"
+)
+
+
+def test_what_one_pass_gives_is_the_loop_bodys_one_call_there() -> None:
+    """'The second pass gives X' names no subject; in a loop whose body makes one call that
+    gives a value, X is that call's value in that pass."""
+    slip = (
+        "The first pass pads to 4 and gives '.abc'. The second pass, with n = 6, gives "
+        "'..abc'. So the answer is ['.abc', '..abc']."
+    )
+    fd = align_text(slip, run(PAD_EACH, "f('abc', [4, 6])")).first_divergence
+    assert fd is not None and fd.claim.value == "'..abc'" and fd.true_value == "'...abc'"
+    right = slip.replace("'..abc'", "'...abc'")
+    result = align_text(right, run(PAD_EACH, "f('abc', [4, 6])"))
+    assert result.first_divergence is None, result.first_divergence

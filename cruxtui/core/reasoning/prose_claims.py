@@ -30,7 +30,7 @@ from cruxtui.core.reasoning.claim_types import (
     Claim,
     ReasoningStep,
 )
-from cruxtui.core.reasoning.code_facts import CodeFacts
+from cruxtui.core.reasoning.code_facts import CHANGING, CodeFacts
 from cruxtui.core.reasoning.literal_scan import (
     CLEAN_AFTER,
     claimed_value,
@@ -2197,6 +2197,57 @@ def _method_subject(facts: CodeFacts, method: str, written: str | None) -> str |
     return resolve_expression(next(iter(sources)), facts)
 
 
+_PASS_YIELDS = re.compile(
+    r"\b(?:yields|gives|produces|makes|we\s+get|you\s+get|comes\s+out\s+as)\s+", re.I
+)
+
+
+def _body_call(facts: CodeFacts) -> str | None:
+    """The one call f's one loop makes in its body that gives a value (not a change like
+    `append`): what "the third pass yields X" speaks of when it names nothing else."""
+    if not facts.single_loop:
+        return None
+    h, b, end = facts.loops[0]
+    try:
+        tree = safe_ast.parse("\n".join(facts.lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found = {
+        ast.get_source_segment("\n".join(facts.lines), node) or ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr not in CHANGING
+        and b <= node.lineno <= end
+    }
+    return resolve_expression(next(iter(found)), facts) if len(found) == 1 else None
+
+
+def find_pass_results(text: str, facts: CodeFacts) -> list[Claim]:
+    """ "The third pass, num = 9, yields '00004327'": in a sentence about one iteration, a string
+    or container the pass gives is the value of the loop body's one call there. Like a method
+    named alone, it contradicts only with a value of that call's type, and never in a chain
+    whose answer is right (the subject is not written)."""
+    named = {n for n, *_ in iterations(text)}
+    if len(named) != 1:
+        return []
+    subject = _body_call(facts)
+    if subject is None:
+        return []
+    claims = []
+    for m in _PASS_YIELDS.finditer(text):
+        got = _value_at(text, m.end())
+        if got is None or not got[1].startswith(("'", '"', "[", "(", "{")):
+            continue
+        end, lit = got
+        claim = Claim(
+            EXPRESSION, text[m.start() : end], lit, name=subject, start=m.start(), end=end
+        )
+        claim.by_method = True  # the code's one call there: contradicts only with its type
+        claims.append(claim)
+    return claims
+
+
 def find_method_results(text: str, facts: CodeFacts) -> list[Claim]:
     """ "for the empty string istitle is True", "rsplit with maxsplit=2 cuts at both, which gives
     ['a', 'b']": a method named by itself, its receiver and arguments left to the code, which
@@ -2271,7 +2322,8 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     anaphora = find_anaphora(text, facts)
     methods = find_method_results(text, facts) + find_call_results(text, facts)
     chosen: list[Claim] = []
-    for group in (loops, exprs, members, conds, rets, binds, methods, anaphora, results):
+    passes = find_pass_results(text, facts)
+    for group in (loops, exprs, members, conds, rets, binds, methods, anaphora, results, passes):
         for c in group:
             if c.start < 0:
                 continue
