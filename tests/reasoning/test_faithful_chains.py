@@ -514,6 +514,8 @@ OWNED_UP = [
     "Ah, I see my error: res = [6].",
     "I forgot the doubling, so res = [6].",
     "I got that wrong, res is [6].",
+    "Or rather [6], since x is doubled.",
+    "Double-checking the line: it appends x * 2, so res = [6].",
 ]
 
 

@@ -22,7 +22,7 @@ _MARKER = re.compile(
     r"no,|no\s*[—–-]|no\s+wait|wrong\b|mistake\b|(?:my|an|the)\s+(?:error|slip)\b|\bI\s+forgot\b|"
     r"\bI\s+(?:dropped|ignored|overlooked|skipped|missed|left\s+out)\b|"
     r"(?:that|this)\s+(?:ignores|ignored|forgets|forgot|drops|dropped|misses|missed|skips|skipped)\b|"
-    r"re-?reading\b|(?:fix|correct)\s+that\b|(?:^|(?<=[.!]\s))(?<!\.\.\s)(?:hmm+,?\s+)?no\.(?=\s|$)|er+,|erm,|um,|I\s+mean\b|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
+    r"re-?reading\b|(?:fix|correct)\s+that\b|or\s+rather\b|double[-\s]?check(?:ing)?\b|(?:^|(?<=[.!]\s))(?<!\.\.\s)(?:hmm+,?\s+)?no\.(?=\s|$)|er+,|erm,|um,|I\s+mean\b|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
     r"mis(?:read|counted|calculated|computed|spoke|took))|let\s+me\s+(?:re-?check|recount|redo|"
     r"recompute|re-?examine|reconsider|correct|re-?calculate|re-?evaluate|re-?do|fix)|"
     r"(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|not\s+right|incorrect|a\s+mistake|an\s+error)|"
@@ -151,7 +151,9 @@ def _restatement(text: str, claim: Claim, lo: int, hi: int) -> Claim | None:
     return _corrected(text, claim, lo, got)
 
 
-_BARE_END = re.compile(r"[ \t]*(?:[.!;)]|,\s+(?:so|and|then)\b|\s+(?:so|then)\b|$)", re.M)
+_BARE_END = re.compile(
+    r"[ \t]*(?:[.!;)]|,\s+(?:so|and|then|since|because|as)\b|\s+(?:so|then)\b|$)", re.M
+)
 """A value alone ends its correction: the end of the clause, or its consequence ("so ...")."""
 
 
