@@ -666,3 +666,31 @@ def test_what_one_pass_gives_is_the_loop_bodys_one_call_there() -> None:
     right = slip.replace("'..abc'", "'...abc'")
     result = align_text(right, run(PAD_EACH, "f('abc', [4, 6])"))
     assert result.first_divergence is None, result.first_divergence
+
+
+TRAILING_BANGS = (
+    "def f(s):\n"
+    "    i = len(s) - 1\n"
+    "    while i >= 0 and s[i] == '!':\n"
+    "        i -= 1\n"
+    "    return s[:i + 1], len(s) - i - 1\n"
+)
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    ["s = 'h','i','!','!','!'", "s = 'h', 'i', '!', '!' and '!'"],
+)
+def test_a_subject_spelled_out_item_by_item_is_not_its_first_item(spelled: str) -> None:
+    text = (
+        f"<think>\nLet me recount: {spelled}, indices 0 to 4, with the '!' at 2, 3 and 4. "
+        "So i goes down from 4 to 1 and stops at the 'i'.\n</think>\n('hi', 3)"
+    )
+    result = align_text(text, run(TRAILING_BANGS, "f('hi!!!')"))
+    assert result.first_divergence is None, result.first_divergence
+
+
+def test_a_value_followed_by_another_kind_of_value_is_still_read() -> None:
+    text = "i = 3, '!' is at s[3], so i moves on. In the end i = 2 and f returns ('hi', 3)."
+    fd = align_text(text, run(TRAILING_BANGS, "f('hi!!!')")).first_divergence
+    assert fd is not None and fd.claim.text == "i = 2"

@@ -293,12 +293,26 @@ def find_bindings(text: str, names: set[str]) -> list[Claim]:
         end, lit = got
         if _HEDGE_AFTER.match(text, end) and re.match(r"\s*or\b", text[end:], re.I):
             continue  # "x is 3 or 4"
+        if _listing_goes_on(text, end, lit):
+            continue  # "s = 'h','i','!'": its items spelled out, not s = 'h'
         change = bool(_CHANGE_VERB.search(verb))
         claims.append(
             Claim(BINDING, text[start:end].strip(), lit, name=m.group("name"), change=change)
         )
         claims[-1].start, claims[-1].end = start, end
     return claims
+
+
+def _listing_goes_on(text: str, end: int, lit: str) -> bool:
+    """Is the value the first of several listed ("s = 'h', 'i', '!'", "xs = 1, 2, 3")? The writer
+    spells out the subject's items; its first one is not its value."""
+    m = re.match(r"[ \t]*,[ \t]*(?:and[ \t]+)?", text[end:])
+    if m is None:
+        return False
+    nxt = scan_literal(text, end + m.end())
+    if nxt is None or not CLEAN_AFTER.match(text, nxt[0]) and text[nxt[0] : nxt[0] + 1] != ",":
+        return False
+    return type(literal_value(nxt[1])) is type(literal_value(lit))
 
 
 def _line_head(text: str, i: int) -> bool:
