@@ -155,3 +155,38 @@ def test_a_value_for_a_later_moment_puts_nothing_right() -> None:
     )
     fd = align_text(text, run(PUSH_OR_FRONT, "f([1, 2, 3])")).first_divergence
     assert fd is not None and fd.claim.value == "[3]"
+
+
+BANGS = (
+    "def f(s):\n"
+    "    i = len(s) - 1\n"
+    "    while i >= 0 and s[i] == '!':\n"
+    "        i -= 1\n"
+    "    return s[:i + 1], len(s) - i - 1\n"
+)
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        "len(s) is 4. Wait, the string has 5 characters, so i starts at 4.",
+        "len(s) is 4. Hmm, no: 'hi!!!' has 5 characters. i starts at 4.",
+        "The loop runs twice — no, three times, one per '!'. i starts at 4.",
+    ],
+)
+def test_a_claim_a_correction_follows_at_once_is_no_divergence(start: str) -> None:
+    """The words that put it right need not name a subject the reader knows: the marker
+    right after the claim, in a chain whose answer is right, says the writer took it back."""
+    text = (
+        start + " So i stops at 1, the slice is 'hi', and 5 - 1 - 1 = 3. The answer is ('hi', 3)."
+    )
+    assert align_text(text, run(BANGS, "f('hi!!!')")).first_divergence is None
+
+
+def test_a_re_check_that_keeps_the_wrong_value_takes_nothing_back() -> None:
+    text = (
+        "len(s) is 4.\n\nHmm, wait. Let me count the characters... I'll keep len(s) = 4. "
+        "So i stops at 1 and the answer is ('hi', 3)."
+    )
+    fd = align_text(text, run(BANGS, "f('hi!!!')")).first_divergence
+    assert fd is not None and fd.claim.text == "len(s) is 4"

@@ -47,6 +47,7 @@ from cruxtui.core.reasoning.final_answer import TYPE_PREFIX
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
 from cruxtui.core.reasoning.literal_scan import OPAQUE, literal_value, value_key
 from cruxtui.core.reasoning.run_values import RunValues, distinctive, squeeze
+from cruxtui.core.reasoning.self_correction import corrected_after
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
 from cruxtui.core.util import safe_ast
 
@@ -134,6 +135,8 @@ class AnswerBar:
             return "the subject is not named in the claim"
         if self._hedged(step, claim):
             return "the claim is hedged"
+        if self._questioned(step, claim):
+            return "a correction follows it at once"
         if self._put_right(j):
             return "the chain states it again at once with the value the run has there"
         if claim.kind == CONDITION:
@@ -163,6 +166,26 @@ class AnswerBar:
         ):
             return "the subject never holds a value of that type"
         return None
+
+    def _questioned(self, step: ReasoningStep, claim: Claim) -> bool:
+        """Does a correction marker follow the claim at once (in the rest of its sentence or the
+        next one: "len(s) is 4. Wait, the string has 5 characters")? The writer is taking it
+        back, even when the words that put it right name no subject the reader knows."""
+        steps = self.chain.steps
+        hi = steps[step.index + 1].end if step.index + 1 < len(steps) else step.end
+        if not corrected_after(self.chain.text, claim.end, hi):
+            return False
+        # "3 // 2 = 2. Hmm, wait. ... I'll take middle = 2": a re-check that states the value
+        # again takes nothing back.
+        later = steps[min(step.index + 3, len(steps) - 1)].end
+        return not any(
+            c.start >= claim.end
+            and c.start < later
+            and c.kind in (BINDING, EXPRESSION)
+            and value_key(c.value) == value_key(claim.value)
+            for s in steps[step.index :]
+            for c in s.claims
+        )
 
     def _put_right(self, j: Judgement) -> bool:
         """Does the chain state the subject again at once (within two reasoning steps, the next

@@ -19,7 +19,7 @@ from cruxtui.core.reasoning.literal_scan import CLEAN_AFTER, literal_value, scan
 
 _MARKER = re.compile(
     r"\b(?:wait|oops|whoops|correction|scratch\s+that|on\s+second\s+thought|"
-    r"no,|no\s*[—–-]|no\s+wait|wrong\b|mistake\b|(?:my|an|the)\s+(?:error|slip)\b|\bI\s+forgot\b|"
+    r"no[,:]|no\s*[—–-]|no\s+wait|wrong\b|mistake\b|(?:my|an|the)\s+(?:error|slip)\b|\bI\s+forgot\b|"
     r"\bI\s+(?:dropped|ignored|overlooked|skipped|missed|left\s+out)\b|"
     r"(?:that|this)\s+(?:ignores|ignored|forgets|forgot|drops|dropped|misses|missed|skips|skipped)\b|"
     r"re-?reading\b|(?:fix|correct)\s+that\b|or\s+rather\b|double[-\s]?check(?:ing)?\b|(?:^|(?<=[.!]\s))(?<!\.\.\s)(?:hmm+,?\s+)?no\.(?=\s|$)|er+,|erm,|um,|I\s+mean\b|(?:^|(?<=[.!?]\s))actually,|I\s+(?:made\s+(?:a|an)\s+(?:mistake|error|slip)|"
@@ -40,6 +40,11 @@ _OUTRIGHT = re.compile(
     r"(?:that|this)(?:'s|\s+is)\s+off\b",
     re.I,
 )
+
+
+def corrected_after(text: str, lo: int, hi: int) -> bool:
+    """Does a correction marker ("wait", "no, ...", "oops", ...) occur in text[lo:hi]?"""
+    return _MARKER.search(text, lo, hi) is not None
 
 
 def _subject(c: Claim) -> tuple[str, str]:
