@@ -694,3 +694,19 @@ def test_a_value_followed_by_another_kind_of_value_is_still_read() -> None:
     text = "i = 3, '!' is at s[3], so i moves on. In the end i = 2 and f returns ('hi', 3)."
     fd = align_text(text, run(TRAILING_BANGS, "f('hi!!!')")).first_divergence
     assert fd is not None and fd.claim.text == "i = 2"
+
+
+@pytest.mark.parametrize(
+    "aside",
+    [
+        "Let me try a smaller example first: with nums = [4], x = 4 is even and res = [4].",
+        "A toy case to see the pattern: nums = [5, 6] would end as res = [6, 10].",
+    ],
+)
+def test_an_example_of_the_writers_own_is_another_run(aside: str) -> None:
+    text = (
+        f"<think>\n{aside} Now the real input: x = 3 gives res = [6]; x = 2 gives [2, 6]; "
+        "x = 1 gives [2, 6, 2].\n</think>\n[2, 6, 2]"
+    )
+    result = align_text(text, run(POP_SORT, "f([1, 2, 3])"))
+    assert result.first_divergence is None, result.first_divergence

@@ -54,12 +54,15 @@ _HYPOTHETICAL = re.compile(
     r"suppose|assuming|in\s+case|had|were)\b|\b(?:if\s+it\s+were|had\s+been|"
     r"would\s+have|otherwise|in\s+case|suppose|hypothetically|about\s+to\s+say|almost\s+said|"
     r"going\s+to\s+(?:say|write)|almost\s+wrote|(?:first|initially|originally)\s+(?:thought|guessed)|"
-    r"one\s+might\s+(?:think|expect)|it\s+is\s+tempting|a\s+common\s+mistake|not\s+to\s+be\s+confused)\b"
+    r"one\s+might\s+(?:think|expect)|it\s+is\s+tempting|a\s+common\s+mistake|not\s+to\s+be\s+confused|"
+    r"(?:smaller|simpler|small|toy|different|another|made-up)\s+(?:example|input|case|call)|"
+    r"sanity[-\s]check\s+(?:on|with)\s+(?:f\()?[\[('\"\d])\b"
     r"|^\s*(?:so\s+|now\s+)?(?:we|i)\s+(?:want|need|'d\s+need|would\s+need|are\s+looking\s+for|"
     r"'re\s+looking\s+for)\b(?!\s+to\b)|^\s*the\s+(?:goal|aim)\s+is\b",
     re.I,
 )
-"""Another run, or a state wanted rather than reached ("We want new = [-3, 1]", "the goal is
+"""Another run (an example of one's own: "let me try a smaller example first: with nums = [4],
+..."), or a state wanted rather than reached ("We want new = [-3, 1]", "the goal is
 out == 'ab'"; not "target is ...", which may name a variable): reasoning backwards states the target, not what the run has so far)."""
 
 
