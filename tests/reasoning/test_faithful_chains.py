@@ -710,3 +710,23 @@ def test_an_example_of_the_writers_own_is_another_run(aside: str) -> None:
     )
     result = align_text(text, run(POP_SORT, "f([1, 2, 3])"))
     assert result.first_divergence is None, result.first_divergence
+
+
+MEAN = (
+    "def f(xs):\n"
+    "    total = sum(xs)\n"
+    "    mean = total / len(xs)\n"
+    "    return [x for x in xs if x > mean]\n"
+)
+
+
+def test_a_float_written_rounded_is_no_slip() -> None:
+    text = "total = 10 and mean = 10 / 3 = 3.33. Only 7 is above it, so f returns [7]."
+    result = align_text(text, run(MEAN, "f([1, 2, 7])"))
+    assert result.first_divergence is None, result.first_divergence
+
+
+def test_a_float_rounded_to_another_value_is_still_a_slip() -> None:
+    text = "total = 10 and mean = 10 / 3 = 3.5. Only 7 is above it, so f returns [2, 7]."
+    fd = align_text(text, run(MEAN, "f([1, 2, 7])")).first_divergence
+    assert fd is not None and fd.claim.value == "3.5"

@@ -71,6 +71,19 @@ def is_hypothetical(sentence: str) -> bool:
     return bool(_HYPOTHETICAL.search(sentence))
 
 
+def _rounded(said: str, true: str | None) -> bool:
+    """ "the mean is 3.33", "0.1 + 0.2 = 0.3": a float written to as many decimals as the writer
+    cares for (and the float error Python adds) is the value rounded, not a slip. Only a
+    float written with decimals; "10 / 3 is 3" stays a slip."""
+    m = re.fullmatch(r"\s*-?\d+\.(\d+)\s*", said)
+    if m is None or true is None:
+        return False
+    have = literal_value(true)
+    if not isinstance(have, float) or isinstance(have, bool):
+        return False
+    return round(have, len(m.group(1))) == float(said)
+
+
 _PERSISTS = re.compile(r"\b(?:stays|remains|is\s+still|still\s+is|is\s+left\s+unchanged)\b", re.I)
 """A value said to persist: the subject keeps it through what the chain has just told."""
 _KEYWORD_LOOP_RE = re.compile(r"\b(?:after|once|when)\s+the\s+`?(while|for)`?(?:\s+|-)loop\b", re.I)
@@ -338,6 +351,15 @@ class Judge:
         """A binding or an expression: its subject's value where the step speaks of. A claim
         whose subject was inferred from the sentence can agree, never contradict."""
         j = self._valued_verdict(step, claim)
+        if j.verdict == CONTRADICTED and _rounded(claim.value, j.true_value):
+            return Judgement(
+                step.index,
+                claim,
+                UNVERIFIABLE,
+                j.trace_step,
+                j.true_value,
+                "the value written rounded",
+            )
         if j.verdict == CONTRADICTED and self._unquoted_cell(claim, j.true_value):
             return Judgement(
                 step.index,
