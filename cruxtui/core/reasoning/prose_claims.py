@@ -1208,19 +1208,15 @@ def find_membership(text: str, facts: CodeFacts) -> list[Claim]:
         expr = resolve_expression(f"{item} in {box}", facts)
         if expr is None:
             continue
-        truth = str(not re.search(r"not|n't", neg, re.I))
-        claims.append(
-            Claim(
-                CONDITION,
-                m.group(0),
-                truth,
-                name=expr,
-                condition=expr,
-                start=m.start(),
-                end=m.end(),
-            )
-        )
+        claims.append(_stated_test(m, expr, not re.search(r"not|n't", neg, re.I)))
     return claims
+
+
+def _stated_test(m: re.Match[str], expr: str, holds: bool) -> Claim:
+    """The condition `expr` stated (by the words `m` matched) to hold or not."""
+    return Claim(
+        CONDITION, m.group(0), str(holds), name=expr, condition=expr, start=m.start(), end=m.end()
+    )
 
 
 _STR_OPERAND = r"'[^'\n]*'|\"[^\"\n]*\"|[A-Za-z_]\w*"
@@ -1247,18 +1243,7 @@ def find_affixes(text: str, facts: CodeFacts) -> list[Claim]:
         if expr is None:
             continue
         neg = (m.group("neg") or "").lower()
-        truth = str(not re.search(r"not|n't", neg))
-        claims.append(
-            Claim(
-                CONDITION,
-                m.group(0),
-                truth,
-                name=expr,
-                condition=expr,
-                start=m.start(),
-                end=m.end(),
-            )
-        )
+        claims.append(_stated_test(m, expr, not re.search(r"not|n't", neg)))
     return claims
 
 
@@ -2416,18 +2401,7 @@ def find_questions(text: str, facts: CodeFacts) -> list[Claim]:
         resolved = resolve_expression(cond, facts)
         if resolved is None or not _is_test(resolved):
             continue
-        truth = str(m.group("ans").lower() in ("yes", "yep", "true"))
-        claims.append(
-            Claim(
-                CONDITION,
-                m.group(0),
-                truth,
-                name=resolved,
-                condition=resolved,
-                start=m.start(),
-                end=m.end(),
-            )
-        )
+        claims.append(_stated_test(m, resolved, m.group("ans").lower() in ("yes", "yep", "true")))
     return claims
 
 
