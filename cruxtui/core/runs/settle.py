@@ -144,11 +144,12 @@ def _scored(job: Round, positions: Sequence[int] | range) -> list[Generation]:
     chosen = [job.responses[at] for at in positions]
     raws = dict.fromkeys(raw for _, done in chosen for _, _, raw in done)
     read = {raw: job.extract(raw) for raw in raws}
+    run = (_where(job.store), job.run_id, job.scorer_key)  # the verdicts' key, but for the answer
     fresh: dict[tuple[str, str, str, str, str], tuple[str, str]] = {}
     for sid, done in chosen:
         for _, _, raw in done:
             answer = read[raw][0]
-            key = (_where(job.store), job.run_id, job.scorer_key, sid, answer or "")
+            key = (*run, sid, answer or "")
             if answer is not None and key not in _verdicts:
                 fresh[key] = (sid, answer)
     if fresh:
@@ -158,14 +159,21 @@ def _scored(job: Round, positions: Sequence[int] | range) -> list[Generation]:
             raise RuntimeError(f"the scorer gave {len(verdicts)} verdicts for {len(keys)} answers")
         _verdicts.update(zip(keys, verdicts, strict=True))
     return [
-        _generation(job, sid, index, comp, raw, *read[raw])
+        _generation(job, run, sid, index, comp, raw, *read[raw])
         for sid, done in chosen
         for index, comp, raw in done
     ]
 
 
 def _generation(
-    job: Round, sid: str, index: int, comp: Any, raw: str, answer: str | None, why: str
+    job: Round,
+    run: tuple[str, str, str],
+    sid: str,
+    index: int,
+    comp: Any,
+    raw: str,
+    answer: str | None,
+    why: str,
 ) -> Generation:
     reasoning = getattr(comp, "reasoning", None)
     if answer is None:
@@ -178,7 +186,7 @@ def _generation(
                 "(e.g. [/ANSWER]) inside its thinking"
             )
     else:
-        key = (_where(job.store), job.run_id, job.scorer_key, sid, answer)
+        key = (*run, sid, answer)
         verdict = _verdicts[key]
         _verdicts.move_to_end(key)
         passed, kind, reason = verdict.passed, verdict.kind, verdict.reason
