@@ -2,11 +2,11 @@
 
 1. Throughput. The local OpenAI-compatible server (`cruxtui.testing.fake_openai`, its own process)
    answers every request after a fixed 50 ms. Side by side, alternating, best of `--rounds`:
-   - raw: a bare async HTTP client (httpx) sends the same 800 requests (n=5 each) at the same
-     concurrency and does nothing with the answers: what the server can serve (the yardstick);
-     beside it, the same client with its requests split over as many connection pools as the
-     runner's backend uses (one per 8 in flight), so the cost of the per-generation work is seen
-     apart from the runner's leaner HTTP path;
+   - raw: a bare async HTTP client (httpx, the `openai` client's HTTP library) sends the same
+     800 requests (n=5 each) at the same concurrency and does nothing with the answers (the
+     yardstick); beside it, a bare client on aiohttp, the HTTP library the runner's plain
+     requests use: what the server can serve, so that the cost of the per-generation work is
+     seen apart from the runner's leaner HTTP path;
    - runner: `cruxtui.core.runs.runner.Runner` does the real work for 800 samples x n=5 — prompts,
      requests through the `openai` client, answer extraction, scoring, grouped SQLite commits —
      into a fresh store.
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -35,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import aiohttp
 import httpx2 as httpx
 
 REPO = Path(__file__).resolve().parent.parent
@@ -42,7 +44,6 @@ sys.path.insert(0, str(REPO))
 
 from cruxtui.core.data.dataset import Dataset, load_dataset  # noqa: E402
 from cruxtui.core.models import ModelSpec, SamplingParams, make_backend  # noqa: E402
-from cruxtui.core.models.openai_compat import SHARD_CONNECTIONS  # noqa: E402
 from cruxtui.core.models.prompts import build_prompt  # noqa: E402
 from cruxtui.core.runs.runner import Runner, prepare_run  # noqa: E402
 from cruxtui.core.runs.store import RunStore  # noqa: E402
@@ -64,11 +65,8 @@ def start_server(*args: str) -> tuple[subprocess.Popen[str], str]:
     return proc, proc.stdout.readline().strip()
 
 
-async def raw_client(url: str, dataset: Dataset, concurrency: int, pools: int = 1) -> float:
-    """Seconds for a bare client to get all 800 responses (n=5) at `concurrency`, through one
-    connection pool (the yardstick) or, with `pools`, requests split evenly over that many
-    (as the runner's backend splits them: what its HTTP path alone would reach)."""
-    bodies = [
+def _bodies(dataset: Dataset) -> list[dict]:
+    return [
         {
             "model": "fake-model",
             "messages": build_prompt(s, "output", "direct", "chat").messages,
@@ -79,24 +77,45 @@ async def raw_client(url: str, dataset: Dataset, concurrency: int, pools: int = 
         }
         for s in dataset.samples
     ]
-    per = -(-concurrency // pools)
-    sems = [asyncio.Semaphore(per) for _ in range(pools)]
-    limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
-    clients = [httpx.AsyncClient(base_url=url, limits=limits, timeout=60) for _ in range(pools)]
-    try:
 
-        async def one(k: int, body: dict) -> None:
-            async with sems[k % pools]:
-                response = await clients[k % pools].post("/chat/completions", json=body)
+
+async def raw_client(url: str, dataset: Dataset, concurrency: int) -> float:
+    """Seconds for a bare httpx client to get all 800 responses (n=5) at `concurrency`."""
+    bodies = _bodies(dataset)
+    sem = asyncio.Semaphore(concurrency)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+
+        async def one(body: dict) -> None:
+            async with sem:
+                response = await client.post("/chat/completions", json=body)
                 response.raise_for_status()
                 assert len(response.json()["choices"]) == N
 
         t0 = time.perf_counter()
-        await asyncio.gather(*(one(k, b) for k, b in enumerate(bodies)))
+        await asyncio.gather(*(one(b) for b in bodies))
         return time.perf_counter() - t0
-    finally:
-        for client in clients:
-            await client.aclose()
+
+
+async def raw_aiohttp(url: str, dataset: Dataset, concurrency: int) -> float:
+    """The same on aiohttp (the runner's HTTP library for plain requests), bodies encoded ahead."""
+    bodies = [json.dumps(b).encode() for b in _bodies(dataset)]
+    sem = asyncio.Semaphore(concurrency)
+    headers = {"Content-Type": "application/json"}
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def one(body: bytes) -> None:
+            async with (
+                sem,
+                session.post(f"{url}/chat/completions", data=body, headers=headers) as r,
+            ):
+                r.raise_for_status()
+                assert len(json.loads(await r.read())["choices"]) == N
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in bodies))
+        return time.perf_counter() - t0
 
 
 async def runner_pass(
@@ -215,13 +234,11 @@ def throughput(dataset: Dataset, dataset_path: str, concurrency: int, rounds: in
     proc, url = start_server(
         "--latency", str(LATENCY), "--mode", "mixed", "--dataset", dataset_path
     )
-    raw_times, run_times, raw_cpu, run_cpu, split_times = [], [], [], [], []
-    pools = -(-concurrency // SHARD_CONNECTIONS)
+    raw_times, run_times, raw_cpu, run_cpu, aio_times = [], [], [], [], []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(rounds):
-                if pools > 1:
-                    split_times.append(asyncio.run(raw_client(url, dataset, concurrency, pools)))
+                aio_times.append(asyncio.run(raw_aiohttp(url, dataset, concurrency)))
                 c0 = time.process_time()
                 raw_times.append(asyncio.run(raw_client(url, dataset, concurrency)))
                 c1 = time.process_time()
@@ -233,7 +250,8 @@ def throughput(dataset: Dataset, dataset_path: str, concurrency: int, rounds: in
                 raw_cpu.append(c1 - c0)
                 run_cpu.append(c2 - c1)
                 print(
-                    f"  c={concurrency} round {r + 1}: raw {raw_times[-1]:.2f} s, runner {elapsed:.2f} s "
+                    f"  c={concurrency} round {r + 1}: raw {raw_times[-1]:.2f} s, aiohttp "
+                    f"{aio_times[-1]:.2f} s, runner {elapsed:.2f} s "
                     f"({stored} generations stored, pass@1 {100 * pass1:.1f})"
                 )
     finally:
@@ -253,13 +271,13 @@ def throughput(dataset: Dataset, dataset_path: str, concurrency: int, rounds: in
         f"concurrency {concurrency}: runner     {requests / run_best:7.1f} requests/s "
         f"({requests * N / run_best:7.1f} generations/s)"
     )
-    if split_times:
-        split = min(split_times)
-        print(
-            f"concurrency {concurrency}: raw client over {pools} pools (the runner's split) "
-            f"{requests / split:7.1f} requests/s; runner / that {100 * split / run_best:.1f}% "
-            "(what the per-generation work costs beside the same HTTP path)"
-        )
+    aio = min(aio_times)
+    print(
+        f"concurrency {concurrency}: raw aiohttp {requests / aio:7.1f} requests/s; runner / that "
+        f"{100 * aio / run_best:.1f}% (best rounds), "
+        f"{100 * statistics.median(aio_times) / statistics.median(run_times):.1f}% (median "
+        "rounds): what the per-generation work costs beside the same HTTP library"
+    )
     print(
         f"concurrency {concurrency}: runner / raw {100 * ratio:.1f}% (best rounds), "
         f"{100 * median:.1f}% (median rounds); client CPU per request: raw "

@@ -582,15 +582,12 @@ async def test_process_mode_answers_the_benchmark(official: Dataset) -> None:
         proc.wait(5)
 
 
-async def test_many_requests_in_flight_spread_over_pools_and_all_come_back(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """Past `SHARD_CONNECTIONS` requests in flight, plain requests go to extra connection pools
-    (the HTTP library walks a pool's every connection per request); each request still gets its
-    own answer, and closing the backend closes every pool."""
+async def test_many_requests_in_flight_each_get_their_own_answer_over_kept_connections() -> None:
+    """Plain requests go over the backend's own HTTP path (aiohttp): 40 at once each get their
+    own answer, all at the same time (not one after another), and closing the backend closes
+    that path's connections."""
     import asyncio
-
-    from cruxtui.core.models.openai_compat import SHARD_CONNECTIONS
+    import time
 
     with FakeOpenAI(constant(ANSWER), latency=0.2) as srv:
         b = backend(srv)
@@ -600,11 +597,14 @@ async def test_many_requests_in_flight_spread_over_pools_and_all_come_back(
             )
             for i in range(40)
         ]
+        t0 = time.perf_counter()
         results = await asyncio.gather(*(b.complete(p, SamplingParams(n=1)) for p in prompts))
-        pools = list(b._pools)
-        assert len(pools) >= 40 // SHARD_CONNECTIONS // 2 >= 2  # spread while 40 were in flight
+        elapsed = time.perf_counter() - t0
+        assert b._plain is not None and b._plain._open is not None
+        session = b._plain._open[1]
         await b.aclose()
-    assert all(p.is_closed for p in pools) and b._pools == []
+    assert session.closed and b._plain._open is None
+    assert elapsed < 40 * 0.2 / 4  # in flight together: far less than one after another
     assert len(srv.log.requests) == 40 and all("f(21) == 42" in r[0].text for r in results)
     bodies = {r.body["messages"][-1]["content"] for r in srv.log.requests}
     assert len(bodies) == 40  # every prompt sent once, none twice

@@ -41,6 +41,12 @@ from cruxtui.core.models.backend import (
     request_deadline,
     with_retries,
 )
+from cruxtui.core.models.plain_http import (
+    PlainReply,
+    PlainSession,
+    as_kwargs,
+    transport_error_is_timeout,
+)
 from cruxtui.core.models.prompts import Prompt
 from cruxtui.core.models.thinking import Piece
 
@@ -50,13 +56,6 @@ OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "sk-no-key-required"
 """Sent to servers that need no key (local vLLM, llama.cpp, Ollama): the client insists on one."""
 
-
-SHARD_CONNECTIONS = 8
-"""Requests in flight per HTTP connection pool before plain requests spread over one more pool.
-The HTTP library walks every connection of a pool (and probes the idle ones) on each request
-and each response, so one pool for 64 requests in flight spends as much CPU on that walk as on
-the requests themselves; pools of eight cut the client's CPU per request by a sixth at
-concurrency 64 (measured beside one pool in `benchmarks/bench_runner.py`'s setting)."""
 
 _DROPPABLE = ("stream_options", "seed")
 """Optional request fields a server may refuse; the request is repeated without them."""
@@ -82,47 +81,11 @@ class _Opened:
         return max(0.0, self.sent + self.allowed - time.monotonic())
 
 
-@dataclass(frozen=True)
-class _PlainTemplate:
-    """What every plain request to one URL shares, prepared once: the parsed URL, the headers
-    (the HTTP client's defaults, e.g. which encodings it accepts, under ours) and the client's
-    timeouts, as its `build_request` would set them."""
-
-    factory: Any
-    url: Any
-    headers: dict[str, str]
-    extensions: dict[str, Any]
-
-    @classmethod
-    def of(cls, http: Any, url: str, key: str, user_agent: str) -> _PlainTemplate:
-        library = importlib.import_module(type(http.headers).__module__.split(".")[0])
-        merged = library.Headers(http.headers)  # names match whatever their case
-        merged.update(
-            {
-                "Authorization": f"Bearer {key}",
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-                "User-Agent": user_agent,
-            }
-        )
-        return cls(
-            factory=library.Request,
-            url=library.URL(url),
-            headers=dict(merged.items()),
-            extensions={"timeout": http.timeout.as_dict()},
-        )
-
-    def request(self, content: bytes) -> Any:
-        return self.factory(
-            "POST", self.url, content=content, headers=self.headers, extensions=self.extensions
-        )
-
-
 class _PlainResponse:
     """A plain response opened by `_post_plain`, shaped like the client's stream object: the
     HTTP response under `response`, and `close()`."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: PlainReply) -> None:
         self.response = response
 
     async def close(self) -> None:
@@ -178,9 +141,9 @@ _tls: Any = None
 
 
 def _shared_tls(http: Any) -> Any:
-    """One TLS context for every extra connection pool, made by the HTTP library the client uses
-    (`httpx` or a fork of it): building one loads the certificate store (~0.1 s), too slow to
-    repeat per pool on the event loop."""
+    """One TLS context for the plain requests' sessions, made by the HTTP library the `openai`
+    client uses (`httpx` or a fork of it), so both paths trust the same certificates: building
+    one loads the certificate store (~0.1 s), too slow to repeat on the event loop."""
     global _tls
     if _tls is None:
         root = next(c for c in type(http).__mro__ if c.__name__ == "AsyncClient").__module__
@@ -302,13 +265,9 @@ class OpenAICompatBackend:
         self._dropped: set[str] = set()
         self._max_completion_tokens = False
         self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._plain: dict[str, _PlainTemplate] = {}
-        """Per API path, what every plain request to it shares (see `_post_plain`)."""
-        self._pools: list[Any] = []
-        """Extra HTTP clients (connection pools) for plain requests beside the client's own,
-        added as requests in flight grow (`SHARD_CONNECTIONS`); they belong to `_client`'s loop."""
-        self._turn = 0
-        self._in_flight = 0
+        self._plain: PlainSession | None = None
+        """The plain requests' own HTTP path (see `_post_plain`), made with the client."""
+        self._plain_headers: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend({self.spec.model!r} at {self.base_url}, api={self.spec.api})"
@@ -321,12 +280,17 @@ class OpenAICompatBackend:
         )
 
     def preconnect(self) -> None:
-        """Build the client now. Blocking (it loads TLS certificates, ~0.1 s): call it in a thread
-        before a run so an event loop that paints a UI does not pause at the first request. The
-        first loop that uses the client adopts it."""
+        """Build the client and the plain requests' HTTP path now. Blocking (TLS certificates and
+        aiohttp's import, ~0.1 s each): call it in a thread before a run so an event loop that
+        paints a UI does not pause at the first request. The first loop that uses them adopts
+        them."""
         if self._client is None:
             self._client = self._new_client()
             self._client_loop = None
+        plain = self._plain_session(self._client)
+        plain.proxy(
+            self.base_url + self._path()
+        )  # imports aiohttp: off the event loop, not at first use
 
     def _get_client(self) -> openai.AsyncOpenAI:
         """One client per event loop: its connection pool belongs to the loop that opened it."""
@@ -336,31 +300,31 @@ class OpenAICompatBackend:
         if self._client is None or self._client_loop is not loop:
             self._client = self._new_client()
             self._client_loop = loop
-            self._pools = []  # the old loop's pools cannot serve this one
         return self._client
 
-    def _pool_for_request(self, http: Any) -> Any:
-        """The connection pool for the next plain request: the client's own while few are in
-        flight, else the next of enough pools to keep each near `SHARD_CONNECTIONS`."""
-        wanted = self._in_flight // SHARD_CONNECTIONS
-        while len(self._pools) < wanted:
-            self._pools.append(
-                type(http)(
-                    timeout=http.timeout,
-                    limits=openai.DEFAULT_CONNECTION_LIMITS,
-                    follow_redirects=http.follow_redirects,
-                    verify=_shared_tls(http),
-                )
+    def _path(self) -> str:
+        return "/chat/completions" if self.spec.api == "chat" else "/completions"
+
+    def _plain_session(self, client: openai.AsyncOpenAI) -> PlainSession:
+        """The plain requests' HTTP path, with the client's settings (timeout, redirects, the
+        certificates it trusts); it opens its pool in whichever loop sends first."""
+        if self._plain is None:
+            http = client._client
+            https = urlsplit(self.base_url).scheme == "https"
+            self._plain = PlainSession(
+                self.timeout, bool(http.follow_redirects), _shared_tls(http) if https else None
             )
-        if not self._pools:
-            return http
-        self._turn = (self._turn + 1) % (len(self._pools) + 1)
-        return http if self._turn == 0 else self._pools[self._turn - 1]
+            self._plain_headers = {
+                "Authorization": f"Bearer {self._key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": str(getattr(client, "user_agent", "cruxtui")),
+            }
+        return self._plain
 
     async def aclose(self) -> None:
-        pools, self._pools = self._pools, []
-        for pool in pools:
-            await pool.aclose()
+        if self._plain is not None:
+            await self._plain.aclose()
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
@@ -430,13 +394,13 @@ class OpenAICompatBackend:
         short is retried like any other failed request.
         """
         client = self._get_client()
-        path = "/chat/completions" if self.spec.api == "chat" else "/completions"
+        path = self._path()
         sent = time.monotonic()
-        http = getattr(client, "_client", None) if body_cap is not None else None
+        plain = body_cap is not None and hasattr(client, "_make_status_error_from_response")
         try:
             async with asyncio.timeout(allowed):
-                if http is not None and hasattr(client, "_make_status_error_from_response"):
-                    stream = await self._post_plain(client, http, path, args)
+                if plain:
+                    stream = await self._post_plain(client, path, args)
                 else:
                     stream = await client.post(
                         path,
@@ -461,40 +425,33 @@ class OpenAICompatBackend:
                 await stream.close()
         return opened
 
-    async def _post_plain(self, client: Any, http: Any, path: str, args: dict[str, Any]) -> Any:
-        """A plain (not streamed) request sent straight through the client's own connection
-        pool, skipping its request-building layers: a bulk run's requests are identical but for
-        their body, and those layers cost as much CPU as the HTTP exchange itself (measured at
-        c=64 in benchmarks/bench_runner.py). The request is made from a template built once per
-        path (the URL parsed, the client's default headers merged with ours, its timeouts):
-        the client's own `build_request` re-did all of that per request, 73 us against 30 us.
-        Failures become the client's own exceptions, as its `post` would raise them, so
-        `_explain` reads them the same way."""
-        template = self._plain.get(path)
-        if template is None:
-            agent = str(getattr(client, "user_agent", "cruxtui"))
-            template = _PlainTemplate.of(http, self.base_url + path, self._key, agent)
-            self._plain[path] = template
-        request = template.request(json.dumps(args).encode())
-        pool = self._pool_for_request(http)
-        self._in_flight += 1
+    async def _post_plain(self, client: Any, path: str, args: dict[str, Any]) -> Any:
+        """A plain (not streamed) request sent over aiohttp (`plain_http`) rather than through
+        the client: a bulk run's requests are identical but for their body, and the client's
+        request-building layers and HTTP library cost more CPU than the exchange itself
+        (measured at c=64 in benchmarks/bench_runner.py). Failures become the client's own
+        exceptions, as its `post` would raise them, so `_explain` reads them the same way."""
+        session = self._plain_session(client)
+        url = self.base_url + path
         try:
-            response = await pool.send(request, stream=True)
-        except Exception as exc:  # noqa: BLE001 - the HTTP library's transport errors, as `post` maps them
-            if "Timeout" in type(exc).__name__:
+            reply = await session.post(url, self._plain_headers, json.dumps(args).encode())
+        except Exception as exc:  # noqa: BLE001 - aiohttp's transport errors, as `post` maps them
+            request = client._client.build_request("POST", url)
+            if transport_error_is_timeout(exc):
                 raise openai.APITimeoutError(request=request) from exc
             raise openai.APIConnectionError(request=request) from exc
-        finally:
-            self._in_flight -= 1
-        if response.status_code >= 400:
+        if reply.status_code >= 400:
+            request = client._client.build_request("POST", url)
             try:
-                await response.aread()
+                body = await reply.aread()
             except Exception as exc:  # noqa: BLE001 - a body cut short: the connection broke
                 raise openai.APIConnectionError(request=request) from exc
             finally:
-                await response.aclose()
+                await reply.aclose()
+            library = importlib.import_module(type(request).__module__.split(".")[0])
+            response = library.Response(**as_kwargs(reply), content=body, request=request)
             raise client._make_status_error_from_response(response)
-        return _PlainResponse(response)
+        return _PlainResponse(reply)
 
     def _note_retry(self, exc: ModelError, attempt: int, wait: float) -> None:
         self.retries += 1

@@ -1,0 +1,95 @@
+"""The plain requests' own HTTP path (aiohttp): what it must keep of the `openai` client's
+behaviour (proxies from the environment, our key and nothing else) and what it must not leak
+(sessions left open across event loops)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import warnings
+from pathlib import Path
+
+import pytest
+
+from cruxtui.core.models import ModelSpec, SamplingParams, make_backend
+from cruxtui.core.models.openai_compat import OpenAICompatBackend
+from cruxtui.core.models.plain_http import PlainSession
+from cruxtui.core.models.prompts import build_prompt
+from cruxtui.testing.fake_openai import FakeOpenAI, constant
+from tests.models.test_openai_backend import ANSWER, FAST, SAMPLE
+
+KEY = "sk-test-plain-0123456789"
+
+
+def _backend(srv: FakeOpenAI, key: str | None = None) -> OpenAICompatBackend:
+    b = make_backend(ModelSpec("openai", "fake-model", srv.url, "chat"), api_key=key, retry=FAST)
+    assert isinstance(b, OpenAICompatBackend)
+    return b
+
+
+def test_one_backend_serves_one_event_loop_after_another_and_closes_cleanly_in_each() -> None:
+    """The CLI and the tests run a backend in one `asyncio.run` after another: each loop gets
+    its own connections, and closing the backend in it closes them (no "unclosed" warning)."""
+    prompt = build_prompt(SAMPLE, "output", "direct", "chat")
+
+    async def one(b: OpenAICompatBackend) -> list:
+        try:
+            return await b.complete(prompt, SamplingParams())
+        finally:
+            await b.aclose()
+
+    with FakeOpenAI(constant(ANSWER)) as srv:
+        b = _backend(srv)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            done = asyncio.run(one(b)) + asyncio.run(one(b))
+            gc.collect()
+    assert len(done) == 2 and all("f(21) == 42" in c.text for c in done)
+    assert not [w for w in caught if "nclosed" in str(w.message)], [str(w.message) for w in caught]
+    assert len(srv.log.requests) == 2
+
+
+def test_a_loop_that_ended_without_closing_the_backend_does_not_break_the_next() -> None:
+    prompt = build_prompt(SAMPLE, "output", "direct", "chat")
+    with FakeOpenAI(constant(ANSWER)) as srv:
+        b = _backend(srv)
+        asyncio.run(b.complete(prompt, SamplingParams()))  # its loop ends, the session with it
+        [c] = asyncio.run(b.complete(prompt, SamplingParams()))
+        asyncio.run(b.aclose())
+    assert "f(21) == 42" in c.text and len(srv.log.requests) == 2
+
+
+def test_the_proxy_is_the_environments_and_no_proxy_is_honoured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As the `openai` client's own HTTP library does: HTTP(S)_PROXY name the proxy, NO_PROXY
+    exempts hosts (looked up once per URL, not per request)."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    session = PlainSession(5.0, True, None)
+    assert str(session.proxy("http://models.example/v1/chat/completions")["proxy"]) == (
+        "http://proxy.example:3128"
+    )
+    monkeypatch.setenv("NO_PROXY", "exempt.example")
+    assert PlainSession(5.0, True, None).proxy("http://exempt.example/v1/completions") == {}
+    monkeypatch.delenv("HTTP_PROXY")
+    assert PlainSession(5.0, True, None).proxy("http://models.example/v1/completions") == {}
+
+
+async def test_a_netrc_entry_for_the_host_neither_replaces_nor_clashes_with_our_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ~/.netrc with credentials for the server's host is not read: the request carries the
+    configured key (aiohttp would otherwise refuse to send both)."""
+    netrc = tmp_path / ".netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password elsewhere\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("NETRC", str(netrc))
+    with FakeOpenAI(constant(ANSWER), api_key=KEY) as srv:
+        b = _backend(srv, key=KEY)
+        [c] = await b.complete(build_prompt(SAMPLE, "output", "direct", "chat"), SamplingParams())
+        await b.aclose()
+    assert "f(21) == 42" in c.text
+    assert srv.log.auth_headers == [f"Bearer {KEY}"]
