@@ -218,7 +218,7 @@ def real_chains(samples: dict[str, dict], box: Sandbox) -> None:
     traces = trace_many(
         [(samples[r["sample"]]["code"], r["call"], None) for r in rows], sandbox=box
     )
-    divergences = from_code = with_code = 0
+    divergences = from_code = answers = with_code = 0
     for row, tr in zip(rows, traces, strict=True):
         code = code_in_chain(row["text"], samples[row["sample"]]["code"])
         with_code += bool(code)
@@ -226,10 +226,29 @@ def real_chains(samples: dict[str, dict], box: Sandbox) -> None:
         if div is None:
             continue
         divergences += 1
-        from_code += any(s < div.claim.end and div.claim.start < e for s, e in code)
+        if any(s < div.claim.end and div.claim.start < e for s, e in code):
+            from_code += 1
+            answers += _answers_the_call(div.claim.text, row["call"])
     print(
         f"\nreal chains ({len(rows)}, {with_code} with code in them): {divergences} divergences, "
-        f"{from_code} from code (goal 0)"
+        f"{from_code} from code (goal 0); of those, {answers} state the traced call's result "
+        "as code (`assert f(<the call>) == v`: the chain's own answer, checked as such)"
+    )
+
+
+def _answers_the_call(claim: str, call: str) -> bool:
+    """Is the claim a line `[assert] f(<the traced call's arguments>) == value` (the arguments
+    compared as Python, whatever their quotes)? That is how CRUXEval asks for the answer."""
+    try:
+        node = ast.parse(claim.strip()).body[0]
+        traced = ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError, IndexError):
+        return False
+    test = node.test if isinstance(node, ast.Assert) else getattr(node, "value", None)
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.ops[0], ast.Eq)
+        and ast.dump(test.left) == ast.dump(traced)
     )
 
 
