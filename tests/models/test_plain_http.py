@@ -5,13 +5,19 @@ behaviour (proxies from the environment, our key and nothing else) and what it m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import http.server
+import json
+import ssl
+import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cruxtui.core.models import ModelSpec, SamplingParams, make_backend
+from cruxtui.core.models import ModelError, ModelSpec, SamplingParams, make_backend, openai_compat
 from cruxtui.core.models.openai_compat import OpenAICompatBackend
 from cruxtui.core.models.plain_http import PlainSession
 from cruxtui.core.models.prompts import build_prompt
@@ -93,3 +99,77 @@ async def test_a_netrc_entry_for_the_host_neither_replaces_nor_clashes_with_our_
         await b.aclose()
     assert "f(21) == 42" in c.text
     assert srv.log.auth_headers == [f"Bearer {KEY}"]
+
+
+CERT = Path(__file__).parent / "fixtures" / "tls_cert.pem"
+"""A self-signed certificate for 127.0.0.1 (and its key beside it), made for these tests."""
+
+
+@contextlib.contextmanager
+def _tls_server() -> Iterator[str]:
+    """An HTTPS server on 127.0.0.1 answering every POST with one chat completion."""
+    answer = json.dumps(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": ANSWER},
+                    "finish_reason": "stop",
+                }
+            ]
+        }
+    ).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(CERT, CERT.with_name("tls_key.pem"))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_an_untrusted_certificate_is_one_clear_line_and_no_retries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setattr(openai_compat, "_tls", None)
+    with _tls_server() as url:
+        b = make_backend(ModelSpec("openai", "m", url, "chat"), retry=FAST)
+        with pytest.raises(ModelError) as info:
+            await b.complete(build_prompt(SAMPLE, "output", "direct", "chat"), SamplingParams())
+        await b.aclose()
+    assert info.value.kind == "config" and b.retries == 0
+    assert "certificate is not trusted (self-signed certificate)" in info.value.message
+    assert "SSL_CERT_FILE" in info.value.message and "\n" not in info.value.message
+
+
+async def test_a_certificate_trusted_through_ssl_cert_file_is_trusted_by_the_plain_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As by the `openai` client: SSL_CERT_FILE names the certificates to trust."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(CERT))
+    monkeypatch.setattr(openai_compat, "_tls", None)
+    with _tls_server() as url:
+        b = make_backend(ModelSpec("openai", "m", url, "chat"), retry=FAST)
+        assert isinstance(b, OpenAICompatBackend)
+        [c] = await b.complete(build_prompt(SAMPLE, "output", "direct", "chat"), SamplingParams())
+        assert b._plain is not None and b._plain._open is not None  # it went the plain way
+        await b.aclose()
+    assert "f(21) == 42" in c.text

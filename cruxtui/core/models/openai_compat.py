@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import socket
+import ssl
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -212,6 +213,37 @@ def _refusal(exc: BaseException, host: str | None) -> str | None:
         if isinstance(current, socket.gaierror):
             return f"host {host or '?'} not found; check the base URL"
         current = current.__cause__ or current.__context__
+    return None
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    seen: set[int] = set()
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _innermost(exc: BaseException) -> str:
+    """The first line of the deepest cause that says something: the system's or TLS library's
+    own words, not an HTTP library's wrapping of them (which may run past what a line shows)."""
+    for cause in reversed(_causes(exc)):
+        text = str(cause).strip()
+        if text:
+            return text.splitlines()[0][:160]
+    return ""
+
+
+def _untrusted_certificate(exc: BaseException) -> str | None:
+    """Why a TLS server's certificate was refused ("self-signed certificate"), if that is why
+    the connection failed: a setting to fix, not a server to wait for."""
+    for cause in reversed(_causes(exc)):  # the TLS library's own error, under any wrapping
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            said = getattr(cause, "verify_message", None) or getattr(cause, "reason", None)
+            return str(said or cause).splitlines()[0][:160]
     return None
 
 
@@ -792,7 +824,15 @@ class OpenAICompatBackend:
             return ModelError("timeout", f"no answer from {url} within {self.timeout:g} s")
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc.__context__
-            why = str(cause).strip().splitlines()[0][:120] if cause and str(cause).strip() else ""
+            untrusted = _untrusted_certificate(exc)
+            if untrusted is not None:
+                return ModelError(
+                    "config",
+                    f"cannot connect to {url}: its TLS certificate is not trusted ({untrusted}); "
+                    "for a server with a certificate of its own, point SSL_CERT_FILE at the "
+                    "certificate (or its CA's)",
+                )
+            why = _innermost(cause) if cause is not None else ""
             if cause is not None and "Connect" not in type(cause).__name__:
                 # Connected, then the response broke off (server died or dropped us mid-answer).
                 return ModelError(
