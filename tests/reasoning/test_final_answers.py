@@ -45,6 +45,11 @@ WRONG_ENDINGS = [
     "When we call f([3, 4]), we get [6, 9] since each item doubles.",
     "Each item is doubled, giving [6, 9].",
     "Both items double, so we end up with [6, 9]",
+    "Both items double. Returning [6, 9].",
+    "Both items double, and so the value returned is [6, 9].",
+    "Both items double.\n\nReturn: [6, 9]",
+    "Both items double.\nreturns: `[6, 9]`",
+    "Both items double.\n\n```\n[6, 9]\n```",
 ]
 
 
@@ -774,3 +779,11 @@ def test_it_returns_a_type_when_it_is_the_call_just_named() -> None:
     # "it" after a sentence about something else is not f
     loose = "The split is done first. It returns a list of the parts."
     assert align_text(loose, tr).first_divergence is None
+
+
+def test_a_fenced_value_at_the_end_under_no_heading_is_judged_only_as_f_s_type() -> None:
+    """A fence holding one value as a chain's last words is its answer shown; with no heading
+    to say so, a value of another type than f's result (a count, here) speaks of something
+    else and contradicts nothing."""
+    result = align_text("Both items double, and there are this many of them:\n```\n3\n```", run())
+    assert result.first_divergence is None

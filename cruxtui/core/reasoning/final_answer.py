@@ -330,12 +330,13 @@ _ANSWER_LINE = re.compile(
     r"(?:^|(?<=[.!?]\s)|(?<=,\s)(?=(?:so|thus|hence|therefore)\b))[ \t>*_#-]*"
     r"(?:(?:so|thus|hence|therefore|finally)\b,?\s*)?"
     r"(?:(?:(?:the|my|our)\s+)?(?:final\s+|expected\s+)?"
-    r"(?P<noun>answer|output|result|return\s+value|(?:final|returned)(?=[*_ \t]*:))"
+    r"(?P<noun>answer|output|result|return\s+value|value\s+returned"
+    r"|(?:final|returned|returns?)(?=[*_ \t]*:))"
     r"(?:\s+of\s+(?:the\s+)?(?:function|f|call|`?f\([^\n]*?\)`?))?[*_ \t]*"
     r"(?:[:=]|is\b|will\s+be\b|would\s+be\b|should\s+be\b|→|->|=>|⇒)"
     r"|(?:the\s+function|f|it|`?f\([^\n]*?\)`?)\s+(?:will\s+|would\s+)?"
     r"(?:outputs?|returns?|gives|produces|prints|evaluates\s+to)\b"
-    r"|=>|→|->|⇒)[*_ \t]*",
+    r"|returning\b|=>|→|->|⇒)[*_ \t]*",
     re.I | re.M,
 )
 _HEADING = re.compile(
@@ -378,11 +379,16 @@ def closing_answer(text: str, start: int = 0, names: frozenset[str] = frozenset(
         value_line = lines[-1]
         head_line = lines[-2] if len(lines) >= 2 else None
     bare = _bare_value(text, *value_line)
-    if bare is None or head_line is None:
+    if bare is None:
         return None
-    head = text[head_line[0] : head_line[1]]
-    if not _HEADING.search(head):
-        return None
+    if head_line is None or not _HEADING.search(text[head_line[0] : head_line[1]]):
+        if value_line is lines[-1]:
+            return None
+        # A fence holding nothing but a value, the chain's last words, under no heading: the
+        # answer shown, but only inferred (judged where it has the type of f's result).
+        fenced = Claim(RETURN, text[value_line[0] : bare[0]].strip(), bare[1])
+        fenced.start, fenced.end, fenced.inferred = value_line[0], bare[0], True
+        return fenced
     return Claim(
         RETURN, text[head_line[0] : bare[0]].strip(), bare[1], start=head_line[0], end=bare[0]
     )
@@ -977,7 +983,8 @@ _ADVERB = r"(?:therefore|thus|hence|then|now|simply|just|finally|clearly|again|i
 _NOUN_ANSWER = re.compile(
     _CLAUSE + r"[ \t>*_-]*(?:(?:so|thus|hence|therefore|finally)\b,?\s+)?"
     r"(?P<head>(?:(?:the|my|our)\s+|(?P<poss>(?:the\s+)?(?:function|call|f|`f`)'s\s+))?"
-    r"(?P<final>final\s+|expected\s+)?(?P<noun>answer|output|result|return\s+value|returned\s+value)"
+    r"(?P<final>final\s+|expected\s+)?"
+    r"(?P<noun>answer|output|result|return\s+value|returned\s+value|value\s+returned)"
     r"(?P<of>\s+of\s+(?:the\s+)?(?:function|call|f\b|`?f\([^\n`]*?\)`?))?)"
     r"(?:,?\s+" + _ADVERB + r",?)?[*_]*"
     r"\s*(?:is|will\s+be|would\s+be|=|:|→|->|=>|⇒)[*_]*\s*(?:"
