@@ -3,7 +3,7 @@
 A hostile model answer can quote a key it found (a command line, an environment), and a server
 can echo the Authorization header in an error message; whatever reaches a verdict's reason, a
 produced value, the run store, a case file, a scored file or the terminal passes through
-`redact` first. Redacted: every key this process uses (`register`, called where endpoints
+`redact` first (the TUI's live streams through `live_redactor`). Redacted: every key this process uses (`register`, called where endpoints
 resolve their key), the values of key-like environment variables (`*API_KEY*`, `*_TOKEN`,
 `*_SECRET`), and any `Bearer <token>`.
 """
@@ -53,6 +53,29 @@ def redactor() -> Callable[[str], str]:
     cost of storing them)."""
     secrets = active_secrets()
     return lambda text: _redact(text, secrets)
+
+
+def live_redactor() -> Callable[[str, bool], str]:
+    """`redact` for text shown while it still arrives (a streaming answer), the secrets read once:
+    with `arriving`, a key's first characters at the very end of the text (the rest of it not
+    here yet) are hidden too, so a key streamed in pieces never shows, even in part."""
+    secrets = active_secrets()
+
+    def apply(text: str, arriving: bool) -> str:
+        out = _redact(text, secrets)
+        if not arriving:
+            return out
+        for secret in secrets:
+            for k in range(min(len(secret) - 1, len(out)), _PARTIAL - 1, -1):
+                if out.endswith(secret[:k]):
+                    return out[:-k] + MARK
+        return out
+
+    return apply
+
+
+_PARTIAL = 4
+"""The fewest first characters of a key hidden at the end of arriving text (fewer say nothing)."""
 
 
 def _redact(text: str, secrets: list[str]) -> str:

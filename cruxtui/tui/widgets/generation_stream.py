@@ -19,6 +19,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Collapsible, Static
 
 from cruxtui.core.runs.store import Generation
+from cruxtui.core.util.redact import live_redactor
 
 _VERDICT_STYLE = {True: "bold green", False: "bold red"}
 
@@ -55,6 +56,9 @@ class GenerationCard(Vertical):
             self._thinking_body, title="thinking", collapsed=False, classes="thinking"
         )
         self._body = Static("", classes="generation-body", markup=False)
+        self._shown = live_redactor()
+        """Keys out of what the card shows (a hostile server or model may echo one), as out of
+        everything stored; the text itself (`text`) stays as it came, for the run to store."""
 
     def compose(self) -> ComposeResult:
         yield self._thinking
@@ -121,7 +125,9 @@ class GenerationCard(Vertical):
         self.repaint()
 
     def repaint(self) -> None:
-        thinking = self.thinking
+        arriving = self.streaming
+        thinking = self._shown(self.thinking, arriving)
+        text = self._shown(self.text, arriving)
         self.set_class(bool(thinking), "-thinking")
         self._thinking.display = bool(thinking)
         if thinking:
@@ -132,12 +138,12 @@ class GenerationCard(Vertical):
                 self._thinking_body.update(
                     self._tail(thinking, self.THINKING_TAIL_LINES, "italic"), layout=False
                 )
-            self._body.update(self._tail(self.text, self.TAIL_LINES), layout=False)
+            self._body.update(self._tail(text, self.TAIL_LINES), layout=False)
             return
         if thinking:
             self._thinking_body.update(Text(thinking.strip(), style="italic"))
         # The answer text after a thinking block usually starts with blank lines: not shown.
-        body = Text((self.text.strip() if thinking else self.text.rstrip()) or "…")
+        body = Text((text.strip() if thinking else text.rstrip()) or "…")
         if self.verdict is not None:
             body = Text("\n").join([body, self.verdict])
         self._body.update(body)
