@@ -42,12 +42,7 @@ from cruxtui.core.models.backend import (
     request_deadline,
     with_retries,
 )
-from cruxtui.core.models.plain_http import (
-    PlainReply,
-    PlainSession,
-    as_kwargs,
-    transport_error_is_timeout,
-)
+from cruxtui.core.models.plain_http import PlainReply, PlainSession
 from cruxtui.core.models.prompts import Prompt
 from cruxtui.core.models.thinking import Piece
 
@@ -204,19 +199,16 @@ def _refusal(exc: BaseException, host: str | None) -> str | None:
     """What says, in the chain of causes of a failed connect, that the endpoint is not there at
     all: the connection was refused (no server on that port) or the host name does not resolve.
     None for the failures that can heal by themselves (a timeout, a reset, a full backlog)."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError):
+    for cause in _causes(exc):
+        if isinstance(cause, ConnectionRefusedError):
             return "connection refused; is the server running?"
-        if isinstance(current, socket.gaierror):
+        if isinstance(cause, socket.gaierror):
             return f"host {host or '?'} not found; check the base URL"
-        current = current.__cause__ or current.__context__
     return None
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and what caused it, outermost first (each once, however the chain loops)."""
     seen: set[int] = set()
     out: list[BaseException] = []
     current: BaseException | None = exc
@@ -469,7 +461,7 @@ class OpenAICompatBackend:
             reply = await session.post(url, self._plain_headers, json.dumps(args).encode())
         except Exception as exc:  # noqa: BLE001 - aiohttp's transport errors, as `post` maps them
             request = client._client.build_request("POST", url)
-            if transport_error_is_timeout(exc):
+            if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
                 raise openai.APITimeoutError(request=request) from exc
             raise openai.APIConnectionError(request=request) from exc
         if reply.status_code >= 400:
@@ -481,7 +473,10 @@ class OpenAICompatBackend:
             finally:
                 await reply.aclose()
             library = importlib.import_module(type(request).__module__.split(".")[0])
-            response = library.Response(**as_kwargs(reply), content=body, request=request)
+            headers = list(reply.headers.items())
+            response = library.Response(
+                reply.status_code, headers=headers, content=body, request=request
+            )
             raise client._make_status_error_from_response(response)
         return _PlainResponse(reply)
 

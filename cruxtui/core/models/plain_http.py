@@ -135,13 +135,3 @@ class PlainSession:
             await session.close()
         else:
             self._forget()
-
-
-def transport_error_is_timeout(exc: BaseException) -> bool:
-    """Whether a failed send was the server's silence (connect or read) rather than a refusal."""
-    return isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__
-
-
-def as_kwargs(reply: PlainReply) -> dict[str, Any]:
-    """What an `httpx`-style `Response` needs to stand for this reply in an error."""
-    return {"status_code": reply.status_code, "headers": list(reply.headers.items())}
