@@ -186,6 +186,25 @@ def real_model() -> Iterator[RealModel]:
             os.killpg(pid, signal.SIGKILL)
 
 
+def output_plan(
+    store: Any, backend: Any, dataset_digest: str, params: Any, style: str = "chat"
+) -> Any:
+    """The plan of a direct output-prediction run prepared in `store`, as `cruxtui run` makes
+    one: what most runner tests start from."""
+    from cruxtui.core.runs.runner import prepare_run
+
+    _, plan = prepare_run(
+        store,
+        backend,
+        dataset_digest=dataset_digest,
+        task="output",
+        mode="direct",
+        style=style,
+        params=params,
+    )
+    return plan
+
+
 async def wait_for(
     pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 60.0, what: str = ""
 ) -> None:

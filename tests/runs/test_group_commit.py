@@ -10,9 +10,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from conftest import output_plan
+
 from cruxtui.core.data.dataset import Dataset, Sample, load_dataset
 from cruxtui.core.models import ModelSpec, SamplingParams, make_backend
-from cruxtui.core.runs.runner import RunListener, Runner, default_scorer, prepare_run
+from cruxtui.core.runs.runner import RunListener, Runner, default_scorer
 from cruxtui.core.runs.store import Generation, RunStore
 from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
 
@@ -73,14 +75,8 @@ async def test_responses_are_committed_in_groups_and_reported_after_the_commit(
     ):
         backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"), timeout=10)
         try:
-            _, plan = prepare_run(
-                store,
-                backend,
-                dataset_digest=dataset.digest,
-                task="output",
-                mode="direct",
-                style="chat",
-                params=SamplingParams(n=2, max_tokens=64, seed=1),
+            plan = output_plan(
+                store, backend, dataset.digest, SamplingParams(n=2, max_tokens=64, seed=1)
             )
             check = CommittedCheck(db, plan.run_id)
             runner = Runner(
@@ -124,14 +120,8 @@ async def test_a_response_that_cannot_be_scored_is_a_recorded_failure_and_the_re
     ):
         backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"), timeout=10)
         try:
-            _, plan = prepare_run(
-                store,
-                backend,
-                dataset_digest=dataset.digest,
-                task="output",
-                mode="direct",
-                style="chat",
-                params=SamplingParams(n=2, max_tokens=64, seed=1),
+            plan = output_plan(
+                store, backend, dataset.digest, SamplingParams(n=2, max_tokens=64, seed=1)
             )
             runner = Runner(
                 plan, store, {s.id: s for s in dataset.samples}, concurrency=8, scorer=scorer

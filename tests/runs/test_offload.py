@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import output_plan
 
 from cruxtui.core.data.dataset import Sample, load_dataset
 from cruxtui.core.models import ModelSpec, SamplingParams, make_backend
 from cruxtui.core.runs.offload import Offload, shared_offload
-from cruxtui.core.runs.runner import Runner, default_scorer, prepare_run
+from cruxtui.core.runs.runner import Runner, default_scorer
 from cruxtui.core.runs.store import RunStore
 from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI
 
@@ -121,14 +122,8 @@ async def _stored(tmp_path: Path, name: str, scorer: Any) -> list[tuple[Any, ...
     ):
         backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"), timeout=10)
         try:
-            _, plan = prepare_run(
-                store,
-                backend,
-                dataset_digest=dataset.digest,
-                task="output",
-                mode="direct",
-                style="chat",
-                params=SamplingParams(n=4, max_tokens=64, seed=3),
+            plan = output_plan(
+                store, backend, dataset.digest, SamplingParams(n=4, max_tokens=64, seed=3)
             )
             runner = Runner(plan, store, {s.id: s for s in samples}, concurrency=8, scorer=scorer)
             summary = await runner.run([s.id for s in samples])

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, output_plan
 
 from cruxtui.core.data.dataset import Dataset, load_dataset
 from cruxtui.core.models import ModelSpec, RetryPolicy, SamplingParams, make_backend
-from cruxtui.core.runs.runner import RunListener, Runner, prepare_run
+from cruxtui.core.runs.runner import RunListener, Runner
 from cruxtui.core.runs.store import DONE, INCOMPLETE, Generation, RunStore
 from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI, Fault
 
@@ -69,14 +69,12 @@ async def run_once(
         on_retry=on_retry,
     )
     try:
-        _, plan = prepare_run(
+        plan = output_plan(
             store,
             backend,
-            dataset_digest=dataset.digest,
-            task="output",
-            mode="direct",
+            dataset.digest,
+            SamplingParams(n=n, max_tokens=64, seed=7),
             style="chat" if api == "chat" else "completion",
-            params=SamplingParams(n=n, max_tokens=64, seed=7),
         )
         runner = Runner(
             plan,
@@ -239,15 +237,7 @@ async def test_server_killed_mid_run_keeps_what_finished_and_stops_with_a_reason
         ModelSpec("openai", "fake-model", url, "chat"), timeout=2.0, retry=FAST_RETRY
     )
     try:
-        _, plan = prepare_run(
-            store,
-            backend,
-            dataset_digest=starter.digest,
-            task="output",
-            mode="direct",
-            style="chat",
-            params=SamplingParams(n=1, max_tokens=64),
-        )
+        plan = output_plan(store, backend, starter.digest, SamplingParams(n=1, max_tokens=64))
         runner = Runner(
             plan, store, {s.id: s for s in starter.samples}, concurrency=2, listener=KillAfterFive()
         )

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import output_plan
 
 from cruxtui.core.data.dataset import load_dataset
 from cruxtui.core.models import ModelSpec, SamplingParams, make_backend
 from cruxtui.core.runs.offload import shared_offload
-from cruxtui.core.runs.runner import Progress, RunListener, Runner, prepare_run
+from cruxtui.core.runs.runner import Progress, RunListener, Runner
 from cruxtui.core.runs.store import Generation, RunStore
 from cruxtui.core.util.redact import MARK, register
 from cruxtui.testing.fake_openai import CruxevalResponder, FakeOpenAI, constant
@@ -75,14 +76,8 @@ async def _run(server: FakeOpenAI, db: Path, listener: RunListener, n: int = 4) 
     with RunStore(db) as store:
         backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"), timeout=10)
         try:
-            _, plan = prepare_run(
-                store,
-                backend,
-                dataset_digest=dataset.digest,
-                task="output",
-                mode="direct",
-                style="chat",
-                params=SamplingParams(n=n, max_tokens=64, seed=5),
+            plan = output_plan(
+                store, backend, dataset.digest, SamplingParams(n=n, max_tokens=64, seed=5)
             )
             runner = Runner(
                 plan,
@@ -174,14 +169,8 @@ def test_the_same_configuration_in_another_store_is_scored_afresh(tmp_path: Path
         with RunStore(db) as store:
             backend = make_backend(ModelSpec("openai", "fake-model", server.url, "chat"))
             try:
-                _, plan = prepare_run(
-                    store,
-                    backend,
-                    dataset_digest=dataset.digest,
-                    task="output",
-                    mode="direct",
-                    style="chat",
-                    params=SamplingParams(n=2, max_tokens=64, seed=5),
+                plan = output_plan(
+                    store, backend, dataset.digest, SamplingParams(n=2, max_tokens=64, seed=5)
                 )
                 samples = {s.id: s for s in dataset.samples}
                 runner = Runner(plan, store, samples, concurrency=4, scorer=scorer)
