@@ -173,3 +173,16 @@ async def test_a_certificate_trusted_through_ssl_cert_file_is_trusted_by_the_pla
         assert b._plain is not None and b._plain._open is not None  # it went the plain way
         await b.aclose()
     assert "f(21) == 42" in c.text
+
+
+async def test_https_asked_of_a_plain_http_server_says_to_use_http_at_once() -> None:
+    """A server that does not speak TLS (an http:// URL written https://) is a setting to fix:
+    one line naming the http:// URL, no retries as if the server were down."""
+    with FakeOpenAI(constant(ANSWER)) as srv:
+        url = srv.url.replace("http://", "https://")
+        b = make_backend(ModelSpec("openai", "m", url, "chat"), retry=FAST)
+        with pytest.raises(ModelError) as info:
+            await b.complete(build_prompt(SAMPLE, "output", "direct", "chat"), SamplingParams())
+        await b.aclose()
+    assert info.value.kind == "config" and b.retries == 0
+    assert f"is its URL {srv.url}?" in info.value.message and "\n" not in info.value.message

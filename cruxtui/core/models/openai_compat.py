@@ -229,13 +229,24 @@ def _innermost(exc: BaseException) -> str:
     return ""
 
 
-def _untrusted_certificate(exc: BaseException) -> str | None:
-    """Why a TLS server's certificate was refused ("self-signed certificate"), if that is why
-    the connection failed: a setting to fix, not a server to wait for."""
+def _tls_failure(exc: BaseException, url: str) -> str | None:
+    """What went wrong in the TLS handshake, if that is why the connection failed: a certificate
+    not trusted ("self-signed certificate"), or a server that does not speak TLS at all (an
+    http:// server asked for https://). Settings to fix, not a server to wait for."""
     for cause in reversed(_causes(exc)):  # the TLS library's own error, under any wrapping
         if isinstance(cause, ssl.SSLCertVerificationError):
             said = getattr(cause, "verify_message", None) or getattr(cause, "reason", None)
-            return str(said or cause).splitlines()[0][:160]
+            reason = str(said or cause).splitlines()[0][:160]
+            return (
+                f"its TLS certificate is not trusted ({reason}); for a server with a "
+                "certificate of its own, point SSL_CERT_FILE at the certificate (or its CA's)"
+            )
+        if isinstance(cause, ssl.SSLError):
+            reason = str(getattr(cause, "reason", None) or cause).splitlines()[0][:160]
+            if reason in ("WRONG_VERSION_NUMBER", "HTTP_REQUEST", "RECORD_LAYER_FAILURE"):
+                plain = "http://" + url.split("://", 1)[-1]
+                return f"it does not speak TLS ({reason}): is its URL {plain}?"
+            return f"the TLS handshake failed ({reason})"
     return None
 
 
@@ -819,14 +830,9 @@ class OpenAICompatBackend:
             return ModelError("timeout", f"no answer from {url} within {self.timeout:g} s")
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc.__context__
-            untrusted = _untrusted_certificate(exc)
-            if untrusted is not None:
-                return ModelError(
-                    "config",
-                    f"cannot connect to {url}: its TLS certificate is not trusted ({untrusted}); "
-                    "for a server with a certificate of its own, point SSL_CERT_FILE at the "
-                    "certificate (or its CA's)",
-                )
+            tls = _tls_failure(exc, url)
+            if tls is not None:
+                return ModelError("config", f"cannot connect to {url}: {tls}")
             why = _innermost(cause) if cause is not None else ""
             if cause is not None and "Connect" not in type(cause).__name__:
                 # Connected, then the response broke off (server died or dropped us mid-answer).
