@@ -190,3 +190,22 @@ def test_a_re_check_that_keeps_the_wrong_value_takes_nothing_back() -> None:
     )
     fd = align_text(text, run(BANGS, "f('hi!!!')")).first_divergence
     assert fd is not None and fd.claim.text == "len(s) is 4"
+
+
+@pytest.mark.parametrize(
+    "ending",
+    ["All told: 'hi '.", "So we are left holding 'hi ' straight away."],
+)
+def test_the_bar_holds_when_the_answer_is_in_words_no_reader_knows(ending: str) -> None:
+    """A correct chain ends on the right value, however it words it: the last value the chain
+    writes is read as its answer for the bar, so a misreading mid-chain is not an alarm for want
+    of a known answer form. Ending on another value keeps the bar down."""
+    tr = run(LSTRIP, "f('   hi ')")
+    text = f"i climbs to 3 over the spaces, and the remaining text is 'hi '. {ending}"
+    result = align_text(text, tr)
+    assert not [j for j in result.judgements if j.claim.kind == "return"]
+    assert result.first_divergence is None
+    verdict, note = verdict_of(result, "text is 'hi '")
+    assert verdict == UNVERIFIABLE and "the answer is right" in note
+    wrong = "'hi'".join(text.rsplit("'hi '", 1))  # the last value written is not f's result
+    assert flagged(align_text(wrong, tr), wrong) == "text is 'hi '"

@@ -45,7 +45,7 @@ from cruxtui.core.reasoning.claim_types import (
 from cruxtui.core.reasoning.code_facts import CodeFacts
 from cruxtui.core.reasoning.final_answer import TYPE_PREFIX
 from cruxtui.core.reasoning.frame_eval import ClaimValues, subject_expression
-from cruxtui.core.reasoning.literal_scan import OPAQUE, literal_value, value_key
+from cruxtui.core.reasoning.literal_scan import OPAQUE, literal_value, scan_literal, value_key
 from cruxtui.core.reasoning.run_values import RunValues, distinctive, squeeze
 from cruxtui.core.reasoning.self_correction import corrected_after
 from cruxtui.core.reasoning.trace_positions import Positions, condition_lines
@@ -57,6 +57,8 @@ _HEDGE = re.compile(
     r"should\s+be|not\s+sure|i'm\s+not\s+certain|roughly|approximately|my\s+guess)\b",
     re.I,
 )
+_LITERAL_STARTS = frozenset("'\"[({-0123456789.TFNbBrRuUs")
+_TAIL = 1000
 _BUILTINS = frozenset(
     ["len", "str", "int", "list", "sorted", "sum", "min", "max", "range", "set", "bool", "dict"]
 )
@@ -78,9 +80,40 @@ def answer_right(chain: Chain, trace: Any, judgements: list[Judgement], target: 
             and (final is None or c.start >= final.claim.start)
         ):
             final = j
-    if final is None or final.claim.value.startswith(TYPE_PREFIX) or not final.claim.subject_f:
+    if (
+        final is not None
+        and not final.claim.value.startswith(TYPE_PREFIX)
+        and final.claim.subject_f
+        and final.verdict != UNVERIFIABLE
+    ):
+        return final.verdict == CONSISTENT
+    # No answer read, or none that can be checked: a correct chain still ends on the right
+    # value in some form no reader knows ("So the tuple is (False, True).", "Result:
+    # `'hosu'`."), and the bar must not drop for want of its wording. Strings and containers
+    # only: a number or truth value last written may be any count or test that equals it.
+    if trace.return_repr is None or not distinctive(trace.return_repr):
         return False
-    return final.verdict == CONSISTENT
+    have = value_key(trace.return_repr)
+    return have is not OPAQUE and _last_value(chain.text) == have
+
+
+def _last_value(text: str) -> object:
+    """The value key of the last literal written in the chain's last _TAIL characters (OPAQUE
+    when there is none). Only the tail is read: the answer is where a chain ends, and a
+    bounded stretch keeps unbalanced brackets in untrusted text from costing quadratic time."""
+    tail = text[-_TAIL:]
+    last: object = OPAQUE
+    i, n = 0, len(tail)
+    while i < n:
+        c = tail[i]
+        if c in _LITERAL_STARTS and not (i > 0 and (tail[i - 1].isalnum() or tail[i - 1] == "_")):
+            got = scan_literal(tail, i)
+            if got is not None:
+                last = value_key(got[1])
+                i = max(got[0], i + 1)
+                continue
+        i += 1
+    return last
 
 
 def _names_read(src: str) -> set[str] | None:
