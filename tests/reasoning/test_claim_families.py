@@ -350,3 +350,36 @@ def test_ends_as_states_a_value() -> None:
     wrong = "The repeated 2 is skipped, so out ends as [1, 2, 3]. That list is the result."
     assert flagged(align_text(wrong, tr), wrong) == "out ends as [1, 2, 3]"
     assert align_text("so out ends as [2, 1, 3].", tr).first_divergence is None
+
+
+LOOP_ONCE = (
+    "def f(n, array):\n    final = [array.copy()]\n    for i in range(n):\n"
+    "        arr = array.copy()\n        arr.extend(final[-1])\n        final.append(arr)\n"
+    "    return final"
+)
+
+
+def test_a_listing_of_loop_values_ends_where_a_clause_begins() -> None:
+    """ "i takes the values 0 and 1 and the body runs twice": the listing is 0 and 1; the words
+    after it are another clause, not an item that makes the listing unreadable."""
+    tr = run(LOOP_ONCE, "f(1, [1, 2, 3])")
+    text = (
+        "We loop over range(n) with n = 1, so i takes the values 0 and 1 and the body runs twice."
+    )
+    assert flagged(align_text(text, tr), text).startswith("i takes the values 0 and 1")
+    going_on = "We loop over range(n) with n = 1, so i takes the values 0 and 1 and so on."
+    assert align_text(going_on, tr).first_divergence is None
+
+
+def test_the_loop_variable_named_as_such() -> None:
+    """ "the loop variable runs 1, 2" of f's one loop (`for _ in range(num)`) is what `_` takes;
+    with two loops in f it names none."""
+    code = "def f(num):\n    out = [1]\n    for _ in range(num):\n        out.append(len(out))\n    return out"
+    tr = run(code, "f(3)")
+    text = "With num = 3 the loop variable runs 1, 2, 3, appending each: f returns [1, 1, 2, 3, 4]."
+    assert flagged(align_text(text, tr), text) == "the loop variable runs 1, 2, 3"
+    right = "With num = 3 the loop variable runs 0, 1, 2, so f returns [1, 1, 2, 3]."
+    assert align_text(right, tr).first_divergence is None
+    two = code.replace("    return out", "    for k in out:\n        k += 1\n    return out")
+    got = align_text(text, run(two, "f(3)")).first_divergence
+    assert got is not None and got.claim.kind == "return"

@@ -63,3 +63,12 @@ def test_a_worked_value_and_an_expression_subject() -> None:
     )
     assert flagged(text) == "5 - 2 = 4"
     assert flagged(text.replace("5 - 2 = 4", "5 - 2 = 3")) is None
+
+
+def test_a_line_of_f_in_backticks_is_the_rows_subject() -> None:
+    """`| `head = word[:k]` | 'rob' |`: a line of f quoted as a table's subject cell is what the
+    row states a value of, not code to pass over."""
+    quoted = RIGHT.replace("| head = word[:k] |", "| `head = word[:k]` |")
+    assert align_text(quoted, run()).first_divergence is None
+    text = quoted.replace("| 'ro' |", "| 'rob' |")
+    assert flagged(text) == "'rob'"

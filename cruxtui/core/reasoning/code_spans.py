@@ -283,6 +283,8 @@ def inline_code(text: str, source_lines: set[str]) -> list[tuple[int, int]]:
     out = []
     for m in _INLINE.finditer(text):
         inner = m.group(1).strip()
+        if _whole_cell(text, m.start(), m.end()):
+            continue  # a table's cell: the table says what it is (`| `size = len(text)` | 8 |`)
         if inner in source_lines and ("=" in inner or inner.startswith(("return", "for", "if"))):
             out.append((m.start(), m.end()))
             continue
@@ -296,6 +298,18 @@ def inline_code(text: str, source_lines: set[str]) -> list[tuple[int, int]]:
         ):
             out.append((m.start(), m.end()))
     return out
+
+
+def _whole_cell(text: str, start: int, end: int) -> bool:
+    """Is text[start:end] the whole of a cell of a `| a | b |` table row?"""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start : len(text) if line_end < 0 else line_end]
+    if not (line.lstrip().startswith("|") and line.rstrip().endswith("|")):
+        return False
+    return text[line_start:start].rstrip(" \t").endswith("|") and text[end:].lstrip(
+        " \t"
+    ).startswith("|")
 
 
 _CALL_OF_F = re.compile(r"(?<![\w.])f\s*\(")

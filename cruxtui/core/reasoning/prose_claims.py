@@ -926,7 +926,8 @@ def last_literal(text: str, end: int | None = None) -> tuple[int, int, str] | No
 
 
 _LOOP_VALUES_RE = re.compile(
-    r"(?P<q>`?)(?P<name>\b[A-Za-z_]\w*)(?P=q)\s+(?:takes|will\s+take|goes\s+through|runs\s+through|"
+    r"(?P<q>`?)(?P<name>\bthe\s+loop(?:'s)?\s+(?:variable|counter|index)|\b[A-Za-z_]\w*)(?P=q)\s+"
+    r"(?:takes|will\s+take|goes\s+through|runs\s+through|runs(?=\s+(?:over\s+)?-?\d)|"
     r"iterates\s+(?:over|through)|ranges\s+over|steps\s+through)\s+(?:on\s+)?(?:the\s+)?(?:values?|"
     r"numbers|elements|items|characters)?\s*(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|\s+in\s+turn|\s+\(|,\s+so\b|"
     r"\s+in\s+order|,\s+and\b|\s+respectively|,\s+which\b|\s+one\s+after|,\s+then\b)",
@@ -1017,16 +1018,36 @@ def _values_list(words: str) -> str | None:
         return None
     parts = re.split(r"\s*,\s*(?:and\s+|then\s+)?|\s+(?:and|then)\s+", w)
     items = []
-    for part in parts:
+    for k, part in enumerate(parts):
         part = part.strip().strip("`")
         if not part:
             continue
         if not is_literal(part):
+            # "0 and 1 and the body runs twice": the listing ends where a clause begins (words,
+            # not "so on" or "others", which say the listing goes on).
+            if k >= 2 and _CLAUSE_AFTER.match(" ".join(parts[k:])):
+                break
             return None
         items.append(part)
     if len(items) < 2:
         return None
     return "[" + ", ".join(items) + "]"
+
+
+def _listing_end(words: str, vals: str) -> int:
+    """Where in `words` the listing read as `vals` ends: the claim is the listing, not the
+    clause after it ("0 and 1 | and the body runs twice")."""
+    for cut in re.finditer(r"\s*,\s*(?:and\s+|then\s+)?|\s+(?:and|then)\s+", words):
+        if _values_list(words[: cut.start()]) == vals:
+            return cut.start()
+    return len(words)
+
+
+_CLAUSE_AFTER = re.compile(
+    r"(?!(?:so\s+on|so\s+forth|etc|more|others|the\s+rest|onwards|beyond|up|down)\b)"
+    r"[A-Za-z_]\w*\s+[A-Za-z_]\w*",
+    re.I,
+)
 
 
 _LOOP_ITSELF = re.compile(
@@ -1073,12 +1094,19 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
     ranges = len(claims)
     for m in _LOOP_VALUES_RE.finditer(text):
         name = m.group("name")
+        if name.lower().startswith("the loop"):  # "the loop variable runs 1, 2": f's one loop's
+            targets = list(facts.for_targets.values())
+            one = facts.single_loop and len(targets) == 1 and len(targets[0]) == 1
+            name = next(iter(targets[0])) if one else ""
         if name not in facts.loop_vars:
             continue
         vals = _values_list(m.group("vals"))
         if vals is None:
             continue
-        claims.append(Claim(LOOP_VALUES, m.group(0), vals, name=name, start=m.start(), end=m.end()))
+        end = m.start("vals") + _listing_end(m.group("vals"), vals)
+        claims.append(
+            Claim(LOOP_VALUES, text[m.start() : end], vals, name=name, start=m.start(), end=end)
+        )
     for m in _NAME_VALUES_RE.finditer(text):
         name = m.group("name") or m.group("name2")
         if name not in facts.loop_vars or any(c.start <= m.start() < c.end for c in claims):
