@@ -1096,8 +1096,8 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         name = m.group("name")
         if name.lower().startswith("the loop"):  # "the loop variable runs 1, 2": f's one loop's
             targets = list(facts.for_targets.values())
-            one = facts.single_loop and len(targets) == 1 and len(targets[0]) == 1
-            name = next(iter(targets[0])) if one else ""
+            only = facts.single_loop and len(targets) == 1 and len(targets[0]) == 1
+            name = next(iter(targets[0])) if only else ""
         if name not in facts.loop_vars:
             continue
         vals = _values_list(m.group("vals"))
