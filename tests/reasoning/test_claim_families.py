@@ -383,3 +383,21 @@ def test_the_loop_variable_named_as_such() -> None:
     two = code.replace("    return out", "    for k in out:\n        k += 1\n    return out")
     got = align_text(text, run(two, "f(3)")).first_divergence
     assert got is not None and got.claim.kind == "return"
+
+
+CENTER = (
+    "def f(text, width):\n    result = ''\n    for l in text.split('\\n'):\n"
+    "        result += l.center(width)\n        result += '\\n'\n    return result[:-1]"
+)
+
+
+def test_a_backticked_equality_in_prose_states_the_value() -> None:
+    """ "so after the loop `result == 'l \\nl '`" says what result holds; "if `result == ...`"
+    tests it and "`result == ...` is False" judges the test: neither states it."""
+    tr = run(CENTER, "f('l\\nl', 2)")
+    text = "Each line adds 'l ' and a newline, so after the loop `result == 'l \\nl '`."
+    assert flagged(align_text(text, tr), text) == "`result == 'l \\nl '`"
+    right = text.replace("'l \\nl '`", "'l \\nl \\n'`")
+    assert align_text(right, tr).first_divergence is None
+    for words in ("if `result == 'l \\nl '` we stop.", "`result == 'l \\nl '` is False."):
+        assert align_text(words, tr).first_divergence is None, words

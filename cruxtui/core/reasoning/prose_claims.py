@@ -303,6 +303,46 @@ def find_bindings(text: str, names: set[str]) -> list[Claim]:
     return claims
 
 
+_EQUALITY_RE = re.compile(r"`(?P<name>[A-Za-z_]\w*)\s*==\s*")
+_TESTED_BEFORE = re.compile(
+    r"\b(?:if|elif|when|whenever|whether|while|unless|until|assert\w*|check\w*|test\w*|"
+    r"condition|evaluat\w*|compar\w*|is|does)\s+(?:that\s+|the\s+)?$",
+    re.I,
+)
+_JUDGED_AFTER = re.compile(
+    r"\s*(?:\?|is\b|was\b|evaluates|holds|fails|returns|gives|yields|->|→|=|:)", re.I
+)
+
+
+def find_equalities(text: str, names: set[str]) -> list[Claim]:
+    """ "so after the loop `result == 'l \\nl '`": a backticked equality of a variable of f and a
+    value, stated in prose, says the variable has that value. Not when the words test it ("if
+    `x == 5`", "check `x == 5`") or judge it after ("`x == 5` is False", "`x == 5`?")."""
+    claims: list[Claim] = []
+    for m in _EQUALITY_RE.finditer(text):
+        if m.group("name") not in names:
+            continue
+        got = scan_literal(text, m.end())
+        if got is None or text[got[0] : got[0] + 1] != "`":
+            continue
+        end = got[0] + 1
+        if _TESTED_BEFORE.search(text[max(0, m.start() - 40) : m.start()]):
+            continue
+        if _JUDGED_AFTER.match(text, end):
+            continue
+        claims.append(
+            Claim(
+                BINDING,
+                text[m.start() : end],
+                got[1],
+                name=m.group("name"),
+                start=m.start(),
+                end=end,
+            )
+        )
+    return claims
+
+
 def _listing_goes_on(text: str, end: int, lit: str) -> bool:
     """Is the value the first of several listed ("s = 'h', 'i', '!'", "xs = 1, 2, 3")? The writer
     spells out the subject's items; its first one is not its value."""
@@ -2323,7 +2363,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         if c.condition:
             c.name = resolve_expression(c.condition, facts)
     exprs = find_expressions(text, facts)
-    binds = find_bindings(text, facts.names)
+    binds = find_bindings(text, facts.names) + find_equalities(text, facts.names)
     rets = find_returns(text, facts)
     loops = find_loop_claims(text, facts)
     results = find_results(text, facts.names)
