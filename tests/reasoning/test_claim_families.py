@@ -401,3 +401,22 @@ def test_a_backticked_equality_in_prose_states_the_value() -> None:
     assert align_text(right, tr).first_divergence is None
     for words in ("if `result == 'l \\nl '` we stop.", "`result == 'l \\nl '` is False."):
         assert align_text(words, tr).first_divergence is None, words
+
+
+def test_taking_back_a_worked_line_takes_back_each_value_it_states() -> None:
+    """ "length = len(new_text) = 3 — no, ... so length = 4": the correction names `length`
+    only, but the line it takes back stated len(new_text) too."""
+    code = (
+        "def f(text, value):\n    new_text = list(text)\n    new_text.append(value)\n"
+        "    length = len(new_text)\n    return '[' + str(length) + ']'"
+    )
+    tr = run(code, "f('abv', 'a')")
+    text = (
+        "new_text = ['a', 'b', 'v', 'a']. length = len(new_text) = 3 — no, that misses the "
+        "appended 'a': there are 4 items, so length = 4. f returns '[5]'."
+    )
+    div = align_text(text, tr).first_divergence
+    assert div is not None and div.claim.kind == "return"
+    kept = text.replace("3 — no, that misses the appended 'a': there", "3. There")
+    div = align_text(kept, tr).first_divergence
+    assert div is not None and kept[div.claim.start : div.claim.end].startswith("length = len(")

@@ -39,6 +39,27 @@ def test_impure_calls_are_never_evaluated_twice() -> None:
     assert tr.return_repr == "(('k', 2), 5, {'a': 1}, [1, 2])"
     assert values_at(tr, 2) == [{}]  # popitem() is not pure: neither it nor its parts
     assert "xs.pop()" not in values_at(tr, 3)[0]
+    # len(xs) runs after the pop, on [1, 2]: the line's starting state would say 3.
+    assert "len(xs)" not in values_at(tr, 3)[0]
+
+
+def test_an_impure_calls_arguments_are_recorded_as_they_run_before_it() -> None:
+    """`array.extend('x' * len(array))`: the argument is evaluated before extend runs, on the
+    state the line starts from, so its parts are what the program computed there; after the
+    first impure call of a line nothing is (`out.append(xs.pop()) or len(xs)`)."""
+    code = (
+        "def f(array, xs):\n"
+        "    array.clear()\n"
+        "    array.extend('x' * len(array))\n"
+        "    xs.insert(1, xs[0] ** 2)\n"
+        "    n = xs.pop() + len(xs)\n"
+        "    return array, xs, n"
+    )
+    tr = run(code, "f([3, -2, 0], [3, 4])")
+    assert tr.return_repr == "([], [3, 9], 6)"
+    assert values_at(tr, 3) == [{"'x' * len(array)": "''", "len(array)": "0"}]
+    assert values_at(tr, 4) == [{"xs[0] ** 2": "9", "xs[0]": "3"}]
+    assert values_at(tr, 5) == [{}]
 
 
 def test_generators_functions_and_shadowed_builtins_are_left_alone() -> None:
@@ -112,3 +133,33 @@ def test_a_subscript_written_with_a_value_is_the_one_the_line_read_with_a_variab
     div = align_text(wrong, tr).first_divergence
     assert div is not None and wrong[div.claim.start : div.claim.end] == "seen[3] = 1"
     assert div.true_value == "2"
+
+
+CLEARED = (
+    "def f(array):\n"
+    "    array.reverse()\n"
+    "    array.clear()\n"
+    "    array.extend('x' * len(array))\n"
+    "    array.reverse()\n"
+    "    return array"
+)
+
+
+def test_an_expression_the_program_computes_once_is_judged_where_it_does() -> None:
+    """ "`len(array)` is 3" of the extend line: the program computed len(array) there, once,
+    and it was 0 (the list was cleared). That `array` had 3 items before is no excuse: the
+    chain speaks of the value the line used."""
+    tr = run(CLEARED, "f([3, -2, 0])")
+    wrong = (
+        "For the extend line, `len(array)` is 3 (the length of the list passed in), so it adds "
+        "'xxx'. So f([3, -2, 0]) returns ['x', 'x', 'x']."
+    )
+    div = align_text(wrong, tr).first_divergence
+    assert div is not None and wrong[div.claim.start : div.claim.end] == "len(array)` is 3"
+    assert div.true_value == "0"
+    right = "The list is cleared first, so `len(array)` is 0 and nothing is added: f returns []."
+    assert align_text(right, tr).first_divergence is None
+    # Said of another moment, it is judged there: before the clear the list has 3 items.
+    before = "Before the clear, `len(array)` is 3. Then it is emptied, and f returns [1]."
+    div = align_text(before, tr).first_divergence
+    assert div is not None and div.claim.kind == "return"

@@ -66,6 +66,14 @@ _HYPOTHETICAL = re.compile(
 out == 'ab'"; not "target is ...", which may name a variable): reasoning backwards states the target, not what the run has so far)."""
 
 
+_ANOTHER_MOMENT = re.compile(
+    r"\b(?:before|after|afterwards|initially|at\s+first|originally|at\s+the\s+(?:start|beginning|end)|"
+    r"to\s+begin\s+with|later|finally|by\s+then|by\s+now|at\s+this\s+point|still)\b",
+    re.I,
+)
+"""Words that place a claim at a moment of the run the chain chooses."""
+
+
 def is_hypothetical(sentence: str) -> bool:
     """Does the sentence speak of another run ("if it were ...", "one might think ...")?"""
     return bool(_HYPOTHETICAL.search(sentence))
@@ -410,9 +418,38 @@ class Judge:
             return False
         return literal_value(true) == claim.value.strip()
 
+    def _computed_at(self, step: ReasoningStep, claim: Claim) -> list[int] | None:
+        """Values first: an expression the program itself computes on one line of f only
+        (`len(array)` in `array.extend('x' * len(array))`) speaks of what that line computed,
+        whatever the step's placement — unless the chain says when (an iteration, after the
+        loop, a line, a call). The positions where the line computed it, or None."""
+        if (
+            claim.kind != EXPRESSION
+            or claim.change
+            or claim.phase_end
+            or claim.line is not None
+            or claim.before_line is not None
+            or step.iteration is not None
+            or step.after_loop
+            or step.line is not None
+            or not self.pos.computed
+        ):
+            return None
+        if _ANOTHER_MOMENT.search(step.text):
+            return None  # "before the clear, `len(array)` is 3": the chain says when
+        src = (claim.name or "").replace(" ", "")
+        if not src:
+            return None
+        at = [k for k in range(self.n) if src in self.pos.computed[k]]
+        if not at or len({self.trace.steps[k].line for k in at}) != 1:
+            return None
+        return at
+
     def _near_miss(self, step: ReasoningStep, claim: Claim) -> bool:
         if claim.phase_end or claim.value in ("True", "False"):
             return False
+        if self._computed_at(step, claim) is not None:
+            return False  # judged where the program computed it: no placement to blame
         if _PERSISTS.search(claim.text):
             return False  # "new_list stays empty": the value before the change is the slip
         if step.line is not None or claim.line is not None or claim.before_line is not None:
@@ -473,6 +510,8 @@ class Judge:
             cand = inside or after[:1] or cand
         if claim.kind == BINDING and not claim.phase_end:
             cand = self._at_the_test(step, claim, cand)
+        if (computed := self._computed_at(step, claim)) is not None:
+            cand = [k for k in cand if k in computed] or computed
         if claim.kind == BINDING:
             stale = self._stale_change(step, claim, want) or self._change_in_step(step, claim, want)
             if stale is not None:

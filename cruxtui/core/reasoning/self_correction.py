@@ -95,6 +95,14 @@ def retract(text: str, claims: list[Claim], sentences: list[tuple[int, int]]) ->
             if again and all(value_key(k.value) != value_key(c.value) for k in again[:1]):
                 c.retracted = True
                 retracted_any = True
+        for c in earlier:
+            # "length = len(new_text) = 3 — no, ... length = 4": one worked line states the
+            # value of both; taking back the variable's takes back the expression's too.
+            if not c.retracted and any(
+                k.retracted and k.start < c.end and c.start < k.end and k.value == c.value
+                for k in earlier
+            ):
+                c.retracted = True
         outright = _OUTRIGHT.search(text, max(0, m.start() - 12), m.end() + 12)
         if not retracted_any and outright:
             # "Wait, no — ...", "That's wrong.": what was said just before is taken back: the

@@ -212,6 +212,8 @@ class LineTable:
 
     _pending: dict[int, list[ast.expr]]
     _has_class = False
+    _changed = False
+    """An impure call of the statement being read has run: nothing after it is recorded."""
 
     def _analyse(self, tree: ast.AST) -> None:
         """One post-order pass: per expression node, (unsafe, pure, names read)."""
@@ -250,10 +252,16 @@ class LineTable:
             roots = [stmt.test]
         elif isinstance(stmt, ast.With | ast.Try):
             return []
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+            # The value is evaluated before the targets (`xs[i] = ys.pop()`).
+            value = [stmt.value] if stmt.value is not None else []
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            roots = [*value, *targets]
         else:
             roots = [n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.expr)]
         found: list[tuple[str, ast.expr]] = []
         seen: set[str] = set()
+        self._changed = False
         for root in roots:
             self._collect(root, None, found, seen)
         return found
@@ -271,11 +279,26 @@ class LineTable:
         found: list[tuple[str, ast.expr]],
         seen: set[str],
     ) -> None:
-        """Outermost pure sub-expressions first, then their parts; an impure call is skipped
-        with everything under it (its parts may run only after something changed). `guard`:
-        when the node runs at all (an operand after `and`/`or`, a branch of `x if c else y`)."""
+        """Outermost pure sub-expressions first, then their parts, in the order Python evaluates
+        them. Values are read as the line starts, so only what runs before the line's first
+        impure call is recorded: the receiver and arguments of that call (evaluated before it
+        runs: `array.extend('x' * len(array))`), never the call itself or anything after it
+        (`xs.pop() + len(xs)`: `len` sees the list once popped). `guard`: when the node runs
+        at all (an operand after `and`/`or`, a branch of `x if c else y`)."""
         unsafe, pure, names = self._facts.get(id(node), (True, False, frozenset()))
         if unsafe:
+            return
+        if isinstance(node, ast.Call) and not _pure_call(node):
+            parts = [
+                *([node.func.value] if isinstance(node.func, ast.Attribute) else [node.func]),
+                *node.args,
+                *(k.value for k in node.keywords),
+            ]
+            for part in parts:
+                self._collect(part, guard, found, seen)
+            self._changed = True
+            return
+        if self._changed:
             return
         loads = not isinstance(getattr(node, "ctx", ast.Load()), ast.Store | ast.Del)
         if loads and names and pure and isinstance(node, _RECORDED):
@@ -286,8 +309,6 @@ class LineTable:
                 if guard is not None:
                     body = ast.IfExp(guard, node, ast.Name(_SKIP, ast.Load()))
                 found.append((src, body))
-        if isinstance(node, ast.Call) and not _pure_call(node):
-            return
         if isinstance(node, ast.BoolOp):  # an operand runs only if the ones before did not decide
             for k, operand in enumerate(node.values):
                 before: ast.expr | None = None
