@@ -420,3 +420,35 @@ def test_taking_back_a_worked_line_takes_back_each_value_it_states() -> None:
     kept = text.replace("3 — no, that misses the appended 'a': there", "3. There")
     div = align_text(kept, tr).first_divergence
     assert div is not None and kept[div.claim.start : div.claim.end].startswith("length = len(")
+
+
+BACKWARDS = (
+    "def f(text):\n    result = ''\n    for i in range(len(text) - 1, -1, -1):\n"
+    "        result += text[i]\n    return result"
+)
+
+
+def test_loop_values_listed_with_then_or_a_backticked_name() -> None:
+    """ "`i` goes 3, 2, 1", "`i` takes 3, then 2, then 1, then 0": what the loop variable
+    takes, however the listing is joined."""
+    tr = run(BACKWARDS, "f('was,')")
+    text = "len(text) is 4, so `i` goes 3, 2, 1 and the result is ',sa'."
+    assert flagged(align_text(text, tr), text) == "`i` goes 3, 2, 1"
+    then = "len(text) is 4, so `i` takes 3, then 2, then 1. f returns ',sa'."
+    assert flagged(align_text(then, tr), then) == "`i` takes 3, then 2, then 1"
+    right = "len(text) is 4, so `i` takes 3, then 2, then 1, then 0. f returns ',saw'."
+    assert align_text(right, tr).first_divergence is None
+
+
+def test_an_action_word_as_a_noun_does_not_hide_the_subject() -> None:
+    """ "after the sort mylist is [5, 8]": "the sort" is the event, mylist the subject ("sorts
+    the list in place: [...]" still names no variable `place`)."""
+    code = (
+        "def f(mylist):\n    revl = mylist[:]\n    revl.reverse()\n"
+        "    mylist.sort(reverse=True)\n    return mylist == revl"
+    )
+    tr = run(code, "f([5, 8])")
+    text = "[5, 8] is already in order, so after the sort mylist is [5, 8]. f returns False."
+    assert flagged(align_text(text, tr), text) == "mylist is [5, 8]"
+    right = "Sorting in reverse, after the sort mylist is [8, 5]: equal to revl. f returns True."
+    assert align_text(right, tr).first_divergence is None

@@ -182,6 +182,9 @@ _ACTION_BEFORE = re.compile(
     r"variable|value|character|element|item|key)\s+)?$",
     re.I,
 )
+_EVENT_BEFORE = re.compile(r"\b(?:the|this|that|each|every)\s+[a-z]+\s+$", re.I)
+"""An action word used as a noun ("after the sort mylist is [5, 8]"): an event, not an action
+on the subject that follows."""
 _PREP_BEFORE = re.compile(
     r"(?:\b(?:of|in|to|from|than|with|by|into|over|through|on|at|for)\s+(?:the\s+)?"
     r"(?:(?:string|list|variable|dict(?:ionary)?|tuple|set|array|value|argument|parameter)\s+)?"
@@ -275,7 +278,7 @@ def find_bindings(text: str, names: set[str]) -> list[Claim]:
                 continue
             if not symbolic and _PREP_BEFORE.search(before):
                 continue
-            if _ACTION_BEFORE.search(before) or (
+            if (_ACTION_BEFORE.search(before) and not _EVENT_BEFORE.search(before)) or (
                 _OPERATOR_BEFORE.search(before) and not _line_head(text, start)
             ):
                 continue  # "append const -> [..]", "m = n + arr = [..]": not the subject
@@ -970,7 +973,7 @@ _LOOP_VALUES_RE = re.compile(
     r"(?:takes|will\s+take|goes\s+through|runs\s+through|runs(?=\s+(?:over\s+)?-?\d)|"
     r"iterates\s+(?:over|through)|ranges\s+over|steps\s+through)\s+(?:on\s+)?(?:the\s+)?(?:values?|"
     r"numbers|elements|items|characters)?\s*(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|\s+in\s+turn|\s+\(|,\s+so\b|"
-    r"\s+in\s+order|,\s+and\b|\s+respectively|,\s+which\b|\s+one\s+after|,\s+then\b)",
+    r"\s+in\s+order|,\s+and\b|\s+respectively|,\s+which\b|\s+one\s+after)",
     re.I,
 )
 _RANGE_RE = re.compile(
@@ -987,7 +990,11 @@ _NAME_VALUES_RE = re.compile(
     + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+then\s+)(?:[A-Za-z_]\w*\s*=\s*)?"
     + _V
     + r")+)"
-    r"|\b(?P<name2>[A-Za-z_]\w*)\s+goes\s+(?P<vals2>" + _V + r"(?:\s*,\s*(?:and\s+)?" + _V + r")+)",
+    r"|(?<![\w`])`?(?P<name2>[A-Za-z_]\w*)`?\s+goes\s+(?P<vals2>"
+    + _V
+    + r"(?:\s*,\s*(?:and\s+)?"
+    + _V
+    + r")+)",
 )
 _RANGE_SPAN_RE = re.compile(
     r"`?(?P<expr>range\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))`?\s+(?:counts|goes|runs|steps|iterates)\s+"
