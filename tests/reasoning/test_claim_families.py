@@ -452,3 +452,21 @@ def test_an_action_word_as_a_noun_does_not_hide_the_subject() -> None:
     assert flagged(align_text(text, tr), text) == "mylist is [5, 8]"
     right = "Sorting in reverse, after the sort mylist is [8, 5]: equal to revl. f returns True."
     assert align_text(right, tr).first_divergence is None
+
+
+def test_positions_of_an_item_named_in_words_or_backticks() -> None:
+    """ "the comma sits at index 10" (a character named by its name), "`'La'` appears at indices
+    0 and 3" (the item in backticks): where the item is, in f's one argument."""
+    tr = run("def f(text):\n    return text.find(',')", 'f("There are, no, commas")')
+    text = "'There are' is 9 characters, so the comma sits at index 10 and find returns 10."
+    assert flagged(align_text(text, tr), text) == "the comma sits at index 10"
+    assert align_text(text.replace("10", "9"), tr).first_divergence is None
+    code = (
+        "def f(strings):\n    seen = {}\n    for s in strings:\n"
+        "        if s not in seen:\n            seen[s] = strings.count(s)\n    return seen"
+    )
+    tr = run(code, "f(['La', 'Q', 'La', 'La'])")
+    text = "`'La'` appears at indices 0 and 2, so its count is 2. f returns {'La': 2, 'Q': 1}."
+    assert flagged(align_text(text, tr), text) == "`'La'` appears at indices 0 and 2"
+    right = "`'La'` appears at indices 0, 2 and 3, so its count is 3. f returns {'La': 3, 'Q': 1}."
+    assert align_text(right, tr).first_divergence is None

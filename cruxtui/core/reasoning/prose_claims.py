@@ -1599,8 +1599,25 @@ def find_lengths(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
+_CHAR_WORDS = {
+    "comma": "','",
+    "space": "' '",
+    "dot": "'.'",
+    "period": "'.'",
+    "colon": "':'",
+    "semicolon": "';'",
+    "hyphen": "'-'",
+    "dash": "'-'",
+    "underscore": "'_'",
+    "slash": "'/'",
+    "backslash": "'\\\\'",
+    "newline": "'\\n'",
+    "tab": "'\\t'",
+}
 _POSITIONS_RE = re.compile(
-    r"(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)\s+(?:appears|occurs|is|sits|shows\s+up)\s+(?:only\s+)?at\s+"
+    r"(?:(?P<q>`?)(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)(?P=q)|\bthe\s+(?:first\s+|only\s+)?"
+    r"(?P<word>" + "|".join(_CHAR_WORDS) + r"))\s+"
+    r"(?:appears|occurs|is|sits|lies|shows\s+up|is\s+found|can\s+be\s+found)\s+(?:only\s+)?at\s+"
     r"(?:positions|indices|indexes|index|position)\s+(?P<vals>-?\d+(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)-?\d+)*)"
     r"(?:\s+(?:in|of)\s+`?(?P<box>[A-Za-z_]\w*)`?)?",
     re.I,
@@ -1679,7 +1696,8 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
         box = m.group("box")
         if box is None and len(facts.params) == 1:
             box = facts.params[0]
-        if box is None or box not in facts.names or not is_literal(m.group("item")):
+        item = m.group("item") or _CHAR_WORDS[m.group("word").lower()]
+        if box is None or box not in facts.names or not is_literal(item):
             continue
         found = [int(v) for v in re.findall(r"-?\d+", m.group("vals"))]
         if len(found) == 1 and _ONE_PLACE.search(m.group(0)):
@@ -1688,14 +1706,14 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
                 Claim(
                     EXPRESSION,
                     m.group(0),
-                    m.group("item"),
+                    item,
                     name=f"{box}[{found[0]}]",
                     start=m.start(),
                     end=m.end(),
                 )
             )
             continue
-        expr = f"[_i for _i, _v in enumerate({box}) if _v == {m.group('item')}]"
+        expr = f"[_i for _i, _v in enumerate({box}) if _v == {item}]"
         claims.append(
             Claim(EXPRESSION, m.group(0), repr(found), name=expr, start=m.start(), end=m.end())
         )
