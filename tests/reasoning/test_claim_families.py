@@ -470,3 +470,25 @@ def test_positions_of_an_item_named_in_words_or_backticks() -> None:
     assert flagged(align_text(text, tr), text) == "`'La'` appears at indices 0 and 2"
     right = "`'La'` appears at indices 0, 2 and 3, so its count is 3. f returns {'La': 3, 'Q': 1}."
     assert align_text(right, tr).first_divergence is None
+
+
+def test_a_backticked_narrated_assignment_is_a_binding() -> None:
+    """ "giving `changes = ['yes']`, so ..." narrates a value of `changes` inside inline code
+    (the code's own line `changes = list(changes)` stays code); "the loop moves on to i = 1"
+    names i."""
+    code = (
+        "def f(text, changes):\n    changes = list(changes)\n    out = ''\n"
+        "    for i in range(len(text)):\n        out += changes[i % len(changes)]\n    return out"
+    )
+    tr = run(code, "f('ab', 'yes')")
+    text = (
+        "`changes = list(changes)` wraps the argument, giving `changes = ['yes']`, so each "
+        "character becomes 'yes' and f returns 'yesyes'."
+    )
+    assert flagged(align_text(text, tr), text) == "changes = ['yes']"
+    right = text.replace("['yes']", "['y', 'e', 's']").replace(
+        "'yes' and f returns 'yesyes'", "'y' then 'e': f returns 'ye'"
+    )
+    assert align_text(right, tr).first_divergence is None
+    moves = "i = 0 gives 'y', then the loop moves on to i = 2, giving 's'. f returns 'ys'."
+    assert flagged(align_text(moves, tr), moves) == "i = 2"

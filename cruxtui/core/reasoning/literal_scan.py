@@ -151,6 +151,8 @@ CLEAN_AFTER = re.compile(
     r"instead|unchanged|afterwards|in\s+total|overall|now|there|as\s+well|at\s+that\s+point|"
     r"in\s+that\s+iteration|this\s+time|yet|either|anyway|each\s+time|every\s+time)\b|\(|--|—|–"
     r"|(?:->|→|=>|⇒)\s*(?![-\d'\"\[({`]|(?:True|False|None)\b))|\s\|\s"
+    # the end of inline code the value closes ("giving `changes = ['yes']`, so ...")
+    r"|`(?=\s|$|[,.;:!?)])"
     # run-on notation: the next binding or the return begins ("count = 3 total = 6 return 6")
     r"|\s(?=[A-Za-z_]\w*\s*=(?!=)\s*[-\d'\"\[({]|return\s+[-\d'\"\[({])",
     re.I,

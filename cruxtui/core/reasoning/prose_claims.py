@@ -274,16 +274,16 @@ def find_bindings(text: str, names: set[str]) -> list[Claim]:
         verb = m.group("verb").strip()
         symbolic = verb in ("=", ":=", "->", "→", ":")
         if not m.group("pre"):
-            if symbolic and re.search(r"[\w.'\"`(\[]$", before):
-                continue
+            if symbolic and re.search(r"[\w.'\"(\[]$|[^\s(]`$", before):
+                continue  # "x.y = 5", "d['k'] = 1"; an opening backtick ("`x = 5`") is fine
             if not symbolic and _PREP_BEFORE.search(before):
                 continue
             if (_ACTION_BEFORE.search(before) and not _EVENT_BEFORE.search(before)) or (
                 _OPERATOR_BEFORE.search(before) and not _line_head(text, start)
             ):
                 continue  # "append const -> [..]", "m = n + arr = [..]": not the subject
-            if symbolic and re.search(r"\b(?:in|of|at|on|to)\s+$", before, re.I):
-                continue  # "sorts the list in place: [..]"
+            if verb in (":", "->", "→") and re.search(r"\b(?:in|of|at|on|to)\s+$", before, re.I):
+                continue  # "sorts the list in place: [..]" ("moves on to i = 1" names i)
         if verb == ":" and not (m.group("q") or _line_head(text, start)):
             continue  # "Output: 5" or "in place: [..]" are not bindings; "- count: 3" is
         if verb == ":" and not text[m.end() : m.end() + 1].isspace():
