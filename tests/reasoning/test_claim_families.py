@@ -492,3 +492,26 @@ def test_a_backticked_narrated_assignment_is_a_binding() -> None:
     assert align_text(right, tr).first_divergence is None
     moves = "i = 0 gives 'y', then the loop moves on to i = 2, giving 's'. f returns 'ys'."
     assert flagged(align_text(moves, tr), moves) == "i = 2"
+
+
+def test_a_test_quoted_with_values_is_judged_by_its_own_truth() -> None:
+    """ "First check: `str.isascii('234år')`. ... so this is `True`": the test is written with
+    values only, so it has a truth of its own whatever the code's `if` is called on."""
+    code = (
+        "def f(s):\n    if str.isascii(s[-5:]):\n        return s[-5:]\n"
+        "    elif str.isascii(s[:5]):\n        return s[:5]\n    return s"
+    )
+    tr = run(code, "f('a1234år')")
+    text = (
+        "s[-5:] is '234år'. First check: `str.isascii('234år')`. `å` is in the extended ASCII "
+        "range, so this is `True`, and f returns '234år'."
+    )
+    assert flagged(align_text(text, tr), text) == "so this is `True`"
+    right = text.replace(
+        "is in the extended ASCII range, so this is `True`, and f returns '234år'",
+        "is not ASCII, so this is `False`; then `str.isascii('a1234')` is True and f returns 'a1234'",
+    )
+    assert align_text(right, tr).first_divergence is None
+    unquoted = "s[-5:] is '234år'. Hmm, so this is `True`, and f returns '234år'."
+    got = align_text(unquoted, tr).first_divergence
+    assert got is not None and got.claim.kind == "return"

@@ -97,7 +97,7 @@ class ClaimValues:
                     row[k] = got
                     continue
                 env = self.pos.env[k]
-                if any(name not in env and name not in _BUILTIN_NAMES for name in names):
+                if any(name not in env and name not in BUILTIN_NAMES for name in names):
                     continue
                 state = tuple((name, env[name]) for name in names if name in env)
                 if any(value_key(v) is OPAQUE for _, v in state):
@@ -186,7 +186,7 @@ def _substituted(src: str, bound: tuple[tuple[str, str], ...]) -> str | None:
         return None
 
 
-_BUILTIN_NAMES = frozenset(
+BUILTIN_NAMES = frozenset(
     [
         "len",
         "sorted",

@@ -31,6 +31,7 @@ from cruxtui.core.reasoning.claim_types import (
     ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import CHANGING, CodeFacts
+from cruxtui.core.reasoning.frame_eval import BUILTIN_NAMES
 from cruxtui.core.reasoning.literal_scan import (
     CLEAN_AFTER,
     claimed_value,
@@ -125,6 +126,11 @@ _COND_TRUTH_RE = re.compile(
     + r"\b`?|\s*(?:->|→|=>)\s*`?"
     + _TRUTH2
     + r"\b|\s+(?P<truth3>holds|fails|does\s+not\s+hold|doesn't\s+hold)\b",
+    re.I,
+)
+_THIS_TRUTH_RE = re.compile(
+    r"\b(?:so\s+|hence\s+|thus\s+)(?:this|that)\s+(?:is|evaluates\s+to|comes\s+out(?:\s+as)?|gives)\s+"
+    r"(?:therefore\s+|thus\s+)?`?" + _TRUTH + r"\b`?",
     re.I,
 )
 _THE_CONDITION = r"\bthe\s+(?:`?(?:if|while|elif)`?\s+|loop\s+)?condition\s+"
@@ -765,6 +771,20 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
                 Claim(CONDITION, m.group(0), truth, condition=leading, start=m.start(), end=m.end())
             )
             break
+    return claims
+
+
+def find_this_truth(text: str) -> list[Claim]:
+    """ "First check: `str.isascii('234år')`. ... so this is `True`": a truth said of the test
+    quoted last (see `name_quoted_conditions`), read only where no other reading names what
+    "this" is; with no test quoted, unverifiable."""
+    claims = []
+    for m in _THIS_TRUTH_RE.finditer(text):
+        truth = _truth(m.group("truth"))
+        if truth is not None:
+            claims.append(
+                Claim(CONDITION, m.group(0), truth, condition=None, start=m.start(), end=m.end())
+            )
     return claims
 
 
@@ -2415,7 +2435,9 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
     methods = find_method_results(text, facts) + find_call_results(text, facts)
     chosen: list[Claim] = []
     passes = find_pass_results(text, facts)
-    for group in (loops, exprs, members, conds, rets, binds, methods, anaphora, results, passes):
+    this_truth = find_this_truth(text)
+    groups = (loops, exprs, members, conds, rets, binds, methods, anaphora, results, passes)
+    for group in (*groups, this_truth):
         for c in group:
             if c.start < 0:
                 continue
@@ -2581,9 +2603,29 @@ def found_at(steps: list[ReasoningStep], facts: CodeFacts) -> None:
 
 _TEST_QUOTED = re.compile(
     r"\b(?:if|elif|while)\s+`?(?P<test>[^:`\n]+?)`?\s*(?::|\.(?:\s|$)|,|;|\?|$)"
-    r"|\bthe\s+(?:`?(?:if|while)`?\s+)?(?:condition|test)\s+(?:is|reads|says)\s+`(?P<named>[^`\n]+)`",
+    r"|\bthe\s+(?:`?(?:if|while)`?\s+)?(?:condition|test)\s+(?:is|reads|says)\s+`(?P<named>[^`\n]+)`"
+    r"|\bcheck(?:ing|s)?\s*:?\s+`(?P<checked>[^`\n]+)`",
     re.M | re.I,
 )
+
+
+def _quoted_test(
+    m: re.Match[str], tests: dict[str, str], facts: CodeFacts
+) -> tuple[str, str | None] | None:
+    """The test a quote names, as (condition, expression to evaluate or None): the code's own
+    test (judged by the outcome of its `if`), or a test written with values only (evaluated)."""
+    src = (m.group("test") or m.group("named") or m.group("checked") or "").strip()
+    if (code_test := tests.get(_test_key(src))) is not None:
+        return code_test, None
+    if (
+        _COND_SHAPE.search(src)
+        and _parses_as_expression(src)
+        and not (_names_in_expression(src) - BUILTIN_NAMES)
+    ):
+        expr = resolve_expression(src, facts)
+        if expr is not None:
+            return src, expr
+    return None
 
 
 def _test_key(src: str) -> str:
@@ -2602,26 +2644,24 @@ _REMEMBERED_STEPS = 3
 def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None:
     """ "First: if n < 0 or len(text) <= n. ... n < 0 is True ... the condition is False overall":
     a condition claim that names no test speaks of the code's test the chain quoted last, a few
-    sentences back at most. A test quoted that is not the code's forgets it."""
+    sentences back at most. A test quoted that is not the code's forgets it, unless it is written
+    with values only ("First check: `str.isascii('234år')`. ... so this is `True`"): that one has
+    a truth of its own, and the claim is judged by evaluating it."""
     tests = {_test_key(t): t for t in facts.cond_text.values() if t}
-    current: str | None = None
+    current: tuple[str, str | None] | None = None
     age = 0
     for step in steps:
         quoted = [m for m in _TEST_QUOTED.finditer(step.text)]
         for c in step.claims:
             if c.kind == CONDITION and c.condition is None and c.name is None and c.line is None:
                 before = [m for m in quoted if step.start + m.end() <= c.start]
-                if before:
-                    named = tests.get(
-                        _test_key(before[-1].group("test") or before[-1].group("named"))
-                    )
-                    if named is not None:
-                        c.condition = named
-                        continue
+                if before and (named := _quoted_test(before[-1], tests, facts)) is not None:
+                    c.condition, c.name = named
+                    continue
                 if current is not None and age <= _REMEMBERED_STEPS:
-                    c.condition = current
+                    c.condition, c.name = current
         if quoted:
-            current = tests.get(_test_key(quoted[-1].group("test") or quoted[-1].group("named")))
+            current = _quoted_test(quoted[-1], tests, facts)
             age = 0
         else:
             age += 1
@@ -2633,4 +2673,4 @@ def name_quoted_conditions(steps: list[ReasoningStep], facts: CodeFacts) -> None
                 t for t in tests.values() if len(k := t.replace(" ", "")) >= 5 and k in squeezed
             }
             if len(written) == 1:
-                current, age = written.pop(), 0
+                current, age = (written.pop(), None), 0
