@@ -209,3 +209,18 @@ def test_the_bar_holds_when_the_answer_is_in_words_no_reader_knows(ending: str) 
     assert verdict == UNVERIFIABLE and "the answer is right" in note
     wrong = "'hi'".join(text.rsplit("'hi '", 1))  # the last value written is not f's result
     assert flagged(align_text(wrong, tr), wrong) == "text is 'hi '"
+
+
+def test_an_option_the_chain_weighs_is_no_slip_when_the_answer_is_right() -> None:
+    """Input task: " `insert_loc = 0` would do, but -2 works too" weighs another input; the
+    call proposed is f(..., -2), so insert_loc is -2 in the run, and the answer is right."""
+    code = "def f(matr, insert_loc):\n    matr.insert(insert_loc, [])\n    return matr"
+    tr = run(code, "f([[5], [1]], -2)")
+    text = (
+        "The [] must end up at the front. `insert_loc = 0` would do, but a negative index works "
+        "too: -2 on a 2-element list means position 0. So f([[5], [1]], -2) works."
+    )
+    result = align_text(text, tr, target="[[], [5], [1]]")
+    assert result.first_divergence is None
+    verdict, note = verdict_of(result, "insert_loc = 0")
+    assert verdict == UNVERIFIABLE and "hedged" in note

@@ -53,10 +53,11 @@ from cruxtui.core.util import safe_ast
 
 _HEDGE = re.compile(
     r"\b(?:i\s+think|i\s+believe|i\s+guess|i\s+suppose|i'd\s+say|i\s+would\s+say|i\s+assume|"
-    r"probably|maybe|perhaps|presumably|likely|possibly|might|may\s+be|seems?|apparently|"
+    r"probably|maybe|perhaps|presumably|likely|possibly|might|may\s+be|seems?|apparently|would|could|"
     r"should\s+be|not\s+sure|i'm\s+not\s+certain|roughly|approximately|my\s+guess)\b",
     re.I,
 )
+_HEDGED_AFTER = re.compile(r"[`\s]*(?:would|could|might|may)\b", re.I)
 _LITERAL_STARTS = frozenset("'\"[({-0123456789.TFNbBrRuUs")
 _TAIL = 1000
 _BUILTINS = frozenset(
@@ -302,6 +303,8 @@ class AnswerBar:
         text = self.chain.text
         sentence = text[step.start : claim.end]
         after = text[claim.end : claim.end + 2]
+        if _HEDGED_AFTER.match(text, claim.end):
+            return True  # "`insert_loc = 0` would do, but ...": an option, not the run
         return bool(_HEDGE.search(sentence)) or after.lstrip().startswith("?")
 
     def _when_said(self, step: ReasoningStep, claim: Claim) -> bool:
