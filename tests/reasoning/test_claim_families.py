@@ -515,3 +515,23 @@ def test_a_test_quoted_with_values_is_judged_by_its_own_truth() -> None:
     unquoted = "s[-5:] is '234år'. Hmm, so this is `True`, and f returns '234år'."
     got = align_text(unquoted, tr).first_divergence
     assert got is not None and got.claim.kind == "return"
+
+
+def test_a_value_after_an_arrow_and_other_everyday_forms() -> None:
+    """ "`temp = array[i]` -> `temp` = 4" (an arrow is no operator), "the loop body runs only
+    once", "the function gives back 12"."""
+    code = (
+        "def f(array, i, x):\n    temp = array[i]\n    for k in range(i):\n        array[k] += temp\n"
+        "    return len(array) + temp + x"
+    )
+    tr = run(code, "f([1, 2, 3], 1, 0)")
+    arrow = "`temp = array[i]` -> `temp` = 1, so f returns 4."
+    assert flagged(align_text(arrow, tr), arrow) == "`temp` = 1"
+    assert (
+        align_text(arrow.replace("= 1, so f returns 4", "= 2, so f returns 5"), tr).first_divergence
+        is None
+    )
+    once = "temp is 2, and the loop body runs only twice. So the function gives back 5."
+    assert flagged(align_text(once, tr), once) == "the loop body runs only twice"
+    back = "temp is 2, and the loop body runs only once. So the function gives back 6."
+    assert flagged(align_text(back, tr), back) == "the function gives back 6"

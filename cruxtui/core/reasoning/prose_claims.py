@@ -164,7 +164,7 @@ _RETURN_RE = re.compile(
     r"|`?\bf\([^\n]*?\)`?\s+|\bf\s+|`f`\s+|\bit\s+|"
     r"\bthis\s+|\bwe\s+|\bso\s+|\bwhich\s+|\bthen\s+|\band\s+|\bthat\s+|^)"
     r"(?:will\s+|would\s+|should\s+|must\s+|finally\s+|therefore\s+|thus\s+|then\s+|now\s+)*"
-    r"(?:returns?|(?<=function\s)(?:will\s+)?outputs?(?=\s+[-\[('\"`\d{]))\s+(?:the\s+value\s+)?"
+    r"(?:returns?|gives\s+back|hands\s+back|(?<=function\s)(?:will\s+)?outputs?(?=\s+[-\[('\"`\d{]))\s+(?:the\s+value\s+)?"
     r"|(?:\bthe\s+(?:final\s+|expected\s+)?(?P<noun>output|answer)|\bthe\s+final\s+(?:result|value)"
     r"|\b(?:the\s+)?return(?:ed)?\s+value"
     r"|\bthe\s+result(?=\s+of\s+(?:the\s+)?(?:function|f\b|call|`?f\()))(?:\s+of\s+(?:the\s+)?"
@@ -199,6 +199,8 @@ _PREP_BEFORE = re.compile(
     re.I,
 )
 _OPERATOR_BEFORE = re.compile(r"[-+*/%<>=]\s*`?$")
+_ARROW_BEFORE = re.compile(r"(?:->|=>|→)\s*`?$")
+"""An arrow is no operator: "`temp = array[i]` -> `temp` = 4" states temp's value."""
 _EMPTY_WORDS = re.compile(
     r"\s*(?:now\s+|still\s+|then\s+)?(?:an?\s+|the\s+)?(?P<what>empty(?:\s+(?P<type>list|string|str|"
     r"dict(?:ionary)?|set|tuple))?)\b(?!\s+(?:string|list)\s+(?:of|with))",
@@ -285,7 +287,9 @@ def find_bindings(text: str, names: set[str]) -> list[Claim]:
             if not symbolic and _PREP_BEFORE.search(before):
                 continue
             if (_ACTION_BEFORE.search(before) and not _EVENT_BEFORE.search(before)) or (
-                _OPERATOR_BEFORE.search(before) and not _line_head(text, start)
+                _OPERATOR_BEFORE.search(before)
+                and not _ARROW_BEFORE.search(before)
+                and not _line_head(text, start)
             ):
                 continue  # "append const -> [..]", "m = n + arr = [..]": not the subject
             if verb in (":", "->", "→") and re.search(r"\b(?:in|of|at|on|to)\s+$", before, re.I):
@@ -1036,7 +1040,7 @@ _RANGE_GIVES = re.compile(
 _TIMES_RE = re.compile(
     r"\b(?:the\s+)?(?:loop|body|while\s+loop|for\s+loop|loop\s+body|it)\s+(?:therefore\s+|thus\s+|only\s+)?"
     r"(?:runs|executes|iterates|goes\s+round|repeats|is\s+executed|is\s+run|will\s+run|"
-    r"will\s+execute|runs\s+for)\s+(?:exactly\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|"
+    r"will\s+execute|runs\s+for|ends\s+after)\s+(?:exactly\s+|only\s+|just\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|"
     r"seven|eight|nine|ten)(?:\s+times?|\s+iterations?)?\b"
     r"|\b(?P<n2>\d+|two|three|four|five|six|seven|eight|nine|ten)\s+iterations\s+(?:in\s+total|"
     r"altogether|overall)\b|\bthere\s+(?:are|will\s+be)\s+(?P<n3>\d+|one|two|three|four|five|six|seven|"
