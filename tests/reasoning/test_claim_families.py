@@ -535,3 +535,25 @@ def test_a_value_after_an_arrow_and_other_everyday_forms() -> None:
     assert flagged(align_text(once, tr), once) == "the loop body runs only twice"
     back = "temp is 2, and the loop body runs only once. So the function gives back 6."
     assert flagged(align_text(back, tr), back) == "the function gives back 6"
+
+
+def test_an_arrow_verdict_under_a_heading_test_names_no_single_condition() -> None:
+    """ "- `'mathematics'.endswith('example')`: the last 7 characters are 'ematics', and
+    'ematics' != 'example' → False": the verdict is the heading test's (or the comparison's,
+    read one way); which is meant is unclear, so neither is contradicted. A verdict said of
+    the comparison alone still is judged."""
+    code = (
+        "def f(text, suffix):\n    if suffix and text.endswith(suffix):\n"
+        "        return text[:-len(suffix)]\n    return text"
+    )
+    tr = run(code, "f('mathematics', 'example')")
+    text = (
+        "- `'mathematics'.endswith('example')`: the last 7 characters are 'ematics', and "
+        "'ematics' != 'example' → False\n- so f returns 'mathematics'"
+    )
+    assert align_text(text, tr).first_divergence is None
+    plain = (
+        "The last 7 characters are 'ematics', and 'ematics' != 'example' → False. f returns 'math'."
+    )
+    got = flagged(align_text(plain, tr), plain)
+    assert got is not None and got.strip().endswith("'ematics' != 'example' → False")

@@ -688,6 +688,10 @@ def _looks_like_condition(cond: str, known: Iterable[str]) -> bool:
     return any(bare == k.replace(" ", "") for k in known)
 
 
+_HEAD_TEST = re.compile(r"\s*(?:[-*+•]\s+|\d+[.)]\s+)?`(?P<test>[^`\n]+)`\s*:")
+"""A line headed by a test in backticks and a colon, its working after ("- `x in s`: ...")."""
+
+
 def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
     """ "`6173 < 1000` is False", "the condition holds", "we skip the if block"."""
     claims: list[Claim] = []
@@ -739,6 +743,11 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
             r"\b(?:if|elif|while)\s+`?$", text[max(0, cond_start - 8) : cond_start]
         ) and any(cond.replace(" ", "") == k.replace(" ", "") for k in known):
             continue  # "if c.isascii() is False": the code's own test, quoted
+        head = _HEAD_TEST.match(text)
+        if m.group("truth2") and head and cond_start >= head.end():
+            # "- `'ab'.endswith('xb')`: ... and 'ab' != 'xb' → False": the arrow's verdict may be
+            # the heading test's or the last comparison's; which is meant is unclear.
+            continue
         held = m.group("truth3")
         truth = (
             str(held.lower() == "holds") if held else _truth(m.group("truth") or m.group("truth2"))
