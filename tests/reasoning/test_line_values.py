@@ -163,3 +163,21 @@ def test_an_expression_the_program_computes_once_is_judged_where_it_does() -> No
     before = "Before the clear, `len(array)` is 3. Then it is emptied, and f returns [1]."
     div = align_text(before, tr).first_divergence
     assert div is not None and div.claim.kind == "return"
+
+
+def test_a_test_the_program_computes_once_is_judged_where_it_does() -> None:
+    """ "name.islower() is True, which means we go into the if branch": f computes the test on
+    its `if` line only, where it is False; that name.lower() later makes it True is no excuse."""
+    code = (
+        "def f(name):\n    if name.islower():\n        name = name.upper()\n"
+        "    else:\n        name = name.lower()\n    return name"
+    )
+    tr = run(code, "f('Pinneaple')")
+    wrong = (
+        "The function checks name.islower() first; 'Pinneaple' is lowercase after the first "
+        "letter, so name.islower() is True and f returns 'PINNEAPLE'."
+    )
+    div = align_text(wrong, tr).first_divergence
+    assert div is not None and wrong[div.claim.start : div.claim.end] == "name.islower() is True"
+    right = wrong.replace("is True and f returns 'PINNEAPLE'", "is False and f returns 'pinneaple'")
+    assert align_text(right, tr).first_divergence is None

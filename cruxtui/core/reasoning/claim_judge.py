@@ -67,8 +67,11 @@ out == 'ab'"; not "target is ...", which may name a variable): reasoning backwar
 
 
 _ANOTHER_MOMENT = re.compile(
-    r"\b(?:before|after|afterwards|initially|at\s+first|originally|at\s+the\s+(?:start|beginning|end)|"
-    r"to\s+begin\s+with|later|finally|by\s+then|by\s+now|at\s+this\s+point|still)\b",
+    r"\b(?:(?:before|after)\s+(?:the\s+|this\s+|that\s+|each\s+|every\s+)?(?:loop|call|line|step|"
+    r"iteration|pass|update|change|assignment|append|insert|pop|clear|sort|reverse|split|replace|"
+    r"remove|extend|[a-z_]+\(|`|it\b|that\b|this\b)|afterwards|initially|at\s+first|originally|"
+    r"at\s+the\s+(?:start|beginning|end)|to\s+begin\s+with|later|finally|by\s+then|by\s+now|"
+    r"at\s+this\s+point|still)\b",
     re.I,
 )
 """Words that place a claim at a moment of the run the chain chooses."""
@@ -424,7 +427,7 @@ class Judge:
         whatever the step's placement — unless the chain says when (an iteration, after the
         loop, a line, a call). The positions where the line computed it, or None."""
         if (
-            claim.kind != EXPRESSION
+            claim.kind not in (EXPRESSION, CONDITION)
             or claim.change
             or claim.phase_end
             or claim.line is not None
@@ -843,6 +846,9 @@ class Judge:
         """A condition written as an expression over the frame (or over values only): its truth
         where the step speaks of, evaluated, whatever the code's own `if` says."""
         cand = self._condition_candidates(step, narrow=True)
+        computed = self._computed_at(step, claim)
+        if computed is not None:  # values first: where the program computed that test
+            cand = [k for k in cand if k in computed] or computed
         if claim.kind == EXPRESSION and claim.change:
             misplaced = self._written_elsewhere(step, claim, cand)
             if misplaced is not None:
@@ -857,7 +863,11 @@ class Judge:
             if self._v(claim, k) == claim.value:
                 return Judgement(step.index, claim, CONSISTENT, self.trace.steps[k].index)
         k = self._true_position(step, seen, claim)
-        if self._placed_loosely(step, claim) and self._holds_nearby(step, claim, 1):
+        if (
+            computed is None
+            and self._placed_loosely(step, claim)
+            and self._holds_nearby(step, claim, 1)
+        ):
             return Judgement(
                 step.index,
                 claim,
