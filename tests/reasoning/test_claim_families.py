@@ -557,3 +557,22 @@ def test_an_arrow_verdict_under_a_heading_test_names_no_single_condition() -> No
     )
     got = flagged(align_text(plain, tr), plain)
     assert got is not None and got.strip().endswith("'ematics' != 'example' → False")
+
+
+def test_of_two_loops_over_one_name_the_one_named_by_its_place() -> None:
+    """ "Second loop: ..., so i goes 1, 2, 3": f has two loops over i; the step names which."""
+    code = (
+        "def f(text):\n    out = ''\n    mid = (len(text) - 1) // 2\n    for i in range(mid):\n"
+        "        out += text[i]\n    for i in range(mid, len(text) - 1):\n"
+        "        out += text[i]\n    return out"
+    )
+    tr = run(code, "f('eat!')")
+    text = "First loop: i = 0 only, out = 'e'.\nSecond loop: range(1, 3), so i goes 1, 2, 3. f returns 'eat!'."
+    assert flagged(align_text(text, tr), text) == "so i goes 1, 2, 3"
+    right = text.replace("i goes 1, 2, 3. f returns 'eat!'", "i goes 1, 2. f returns 'eat'")
+    assert align_text(right, tr).first_divergence is None
+    unnamed = right.replace("Second loop: ", "Then ").replace("i goes 1, 2.", "i goes 1, 2, 3.")
+    assert all(
+        j.verdict != "contradicted" or j.claim.kind != "loop_values"
+        for j in align_text(unnamed, tr).judgements
+    )

@@ -66,6 +66,8 @@ _HYPOTHETICAL = re.compile(
 out == 'ab'"; not "target is ...", which may name a variable): reasoning backwards states the target, not what the run has so far)."""
 
 
+_ORDINALS = ("first", "second", "third", "fourth")
+_LOOP_PLACE = re.compile(r"\b(first|second|third|fourth)\s+(?:`?for`?\s+)?loop\b", re.I)
 _ANOTHER_MOMENT = re.compile(
     r"\b(?:(?:before|after)\s+(?:the\s+|this\s+|that\s+|each\s+|every\s+)?(?:loop|call|line|step|"
     r"iteration|pass|update|change|assignment|append|insert|pop|clear|sort|reverse|split|replace|"
@@ -902,11 +904,25 @@ class Judge:
         hi = after[near] if len(after) > near else self.n - 1
         return any(self._v(claim, k) == claim.value for k in range(lo, hi + 1))
 
+    def _named_loop_values(self, step: ReasoningStep, claim: Claim) -> list[str] | None:
+        """ "Second loop: for i in range(1, 3), so i goes 1, 2, 3": of two loops over i, the one
+        the step names by its place among f's loops."""
+        m = _LOOP_PLACE.search(step.text)
+        if m is None:
+            return None
+        headers = sorted(h for h, _b, _e in self.shape.loops)
+        place = _ORDINALS.index(m.group(1).lower())
+        if place >= len(headers):
+            return None
+        return self.pos.loop_values_at.get(headers[place], {}).get(claim.name or "")
+
     def _loop_values(self, step: ReasoningStep, claim: Claim) -> Judgement:
         """ "k takes the values 1 and 2": the values the loop variable really takes, in order."""
         if claim.line is not None:
             return self._values_at_line(step, claim)
         got = self.pos.loop_values.get(claim.name or "")
+        if got is None:
+            got = self._named_loop_values(step, claim)
         if got is None or self.trace.truncated or self.trace.timeout or self.trace.error:
             return Judgement(
                 step.index, claim, UNVERIFIABLE, None, note="no single loop over that variable"

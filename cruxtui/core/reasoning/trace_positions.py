@@ -38,6 +38,9 @@ class Positions:
     """The same sub-expressions with their source as written, and their values."""
     loop_values: dict[str, list[str]] = field(default_factory=dict)
     """A `for` target of f's own frame -> the values it takes, in order (loops entered once)."""
+    loop_values_at: dict[int, dict[str, list[str]]] = field(default_factory=dict)
+    """The same per `for` header line, so a loop named by its place ("the second loop") is read
+    even when another loop binds the same name."""
 
     def __len__(self) -> int:
         return len(self.ran)
@@ -118,17 +121,30 @@ def positions(trace: Any, shape: CodeFacts) -> Positions:
     positions_.computed = [
         {src.replace(" ", ""): value for src, value in pairs} for pairs in positions_.sources
     ]
-    positions_.loop_values = _loop_values(steps, shape, ran, top)
+    positions_.loop_values_at = _loop_values(steps, shape, ran, top)
+    positions_.loop_values = _by_name(positions_.loop_values_at)
     return positions_
+
+
+def _by_name(per_header: dict[int, dict[str, list[str]]]) -> dict[str, list[str]]:
+    """Per target name, the values of the one loop binding it (two loops over the same name:
+    which is meant is unclear)."""
+    seen: dict[str, int] = {}
+    out: dict[str, list[str]] = {}
+    for values in per_header.values():
+        for t, vals in values.items():
+            seen[t] = seen.get(t, 0) + 1
+            out[t] = vals
+    return {t: vals for t, vals in out.items() if seen[t] == 1}
 
 
 def _loop_values(
     steps: list[Any], shape: CodeFacts, ran: list[int | None], top: list[bool]
-) -> dict[str, list[str]]:
-    """Per `for` target name: the values it takes, read where the body starts each time, for
-    loops of f's own frame that are entered once (a loop run afresh per outer iteration has no
-    single list of values)."""
-    out: dict[str, list[str]] = {}
+) -> dict[int, dict[str, list[str]]]:
+    """Per `for` header line, per target name: the values it takes, read where the body starts
+    each time, for loops of f's own frame that are entered once (a loop run afresh per outer
+    iteration has no single list of values)."""
+    out: dict[int, dict[str, list[str]]] = {}
     entries: dict[int, int] = {}
     for h, b, end in shape.loops:
         targets = shape.for_targets.get(h)
@@ -147,11 +163,7 @@ def _loop_values(
                     if t in shown:
                         values[t].append(shown[t])
         if entries.get(h, 0) == 1:
-            for t, vals in values.items():
-                if t in out:
-                    out.pop(t)  # two loops over the same name: which is meant is unclear
-                    continue
-                out[t] = vals
+            out[h] = values
     return out
 
 
