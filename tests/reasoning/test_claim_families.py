@@ -576,3 +576,31 @@ def test_of_two_loops_over_one_name_the_one_named_by_its_place() -> None:
         j.verdict != "contradicted" or j.claim.kind != "loop_values"
         for j in align_text(unnamed, tr).judgements
     )
+
+
+def test_precision_on_everyday_words_around_values() -> None:
+    """Each of these once raised a false alarm on a correct chain: the count before "and that
+    same list is returned" (a list is returned, not 9); "it returns -1" in a sentence about
+    `text.find` (a clause after a semicolon is the same sentence); "'X' for i = 0 and 'Y' for
+    i = 1" (two things' values, interleaved); a question ("does ... start with 'mjs'?")."""
+    insert = "def f(lst, i, n):\n    lst.insert(i, n)\n    return lst"
+    tr = run(insert, "f([44, 34, 23], 1, 15)")
+    text = "The list becomes [44, 15, 34, 23], 4 elements, and that same list is returned."
+    assert align_text(text, tr).first_divergence is None
+    find = (
+        "def f(text):\n    at = text.find('A')\n    if at >= 0:\n        return text[:at]\n"
+        "    return ''.join(sorted(text))"
+    )
+    tr = run(find, "f('cab')")
+    text = (
+        "`text.find('A')` looks for a capital A; there is none, so it returns -1. f returns 'abc'."
+    )
+    assert align_text(text, tr).first_divergence is None
+    upper = "def f(xs):\n    for i in range(len(xs)):\n        xs[i] = xs[i].upper()\n    return xs"
+    tr = run(upper, "f(['x', 'y'])")
+    text = "`xs[i].upper()` computes 'X' for i = 0 and 'Y' for i = 1, so f returns ['X', 'Y']."
+    assert align_text(text, tr).first_divergence is None
+    prefix = "def f(prefix, text):\n    if text.startswith(prefix):\n        return text\n    return prefix + text"
+    tr = run(prefix, "f('mjs', 'mjqw')")
+    text = "Does 'mjqw' start with 'mjs'? It does not, so f returns 'mjsmjqw'."
+    assert align_text(text, tr).first_divergence is None

@@ -72,3 +72,23 @@ def test_a_line_of_f_in_backticks_is_the_rows_subject() -> None:
     assert align_text(quoted, run()).first_divergence is None
     text = quoted.replace("| 'ro' |", "| 'rob' |")
     assert flagged(text) == "'rob'"
+
+
+def test_a_test_column_and_a_value_with_a_remark() -> None:
+    """`| v | `v in values` |`: the header is a test over two variables of f, not "v in ..." (v
+    at some moment); a cell "False (1 is not in it)" is the value with a remark after it."""
+    code = (
+        "def f(bag):\n    values = list(bag.values())\n    out = {}\n    for v in range(3):\n"
+        "        if v in values:\n            out[v] = values.count(v)\n    return out"
+    )
+    tr = from_wire(code, "f({0: 0, 1: 0})", tracer.run(code, "f({0: 0, 1: 0})"))
+    right = (
+        "| v | `v in values` |\n|---|---|\n| 0 | True |\n| 1 | False (1 is not in it) |\n"
+        "| 2 | False |\n\nAnswer: {0: 2}"
+    )
+    assert align_text(right, tr).first_divergence is None
+    wrong = right.replace("False (1 is not in it)", "True (1 is in it)").replace(
+        "{0: 2}", "{0: 2, 1: 0}"
+    )
+    div = align_text(wrong, tr).first_divergence
+    assert div is not None and wrong[div.claim.start : div.claim.end] == "True (1 is in it)"

@@ -54,6 +54,7 @@ from cruxtui.core.reasoning.prose_claims import (
     iterations,
     last_literal,
     name_quoted_conditions,
+    of_a_call_before,
     read_claims,
 )
 from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scratchpad
@@ -230,6 +231,8 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
             c.start += s
             c.end += s
             c.text = text[c.start : c.end].strip()
+            if c.kind == RETURN and c.subject_f and s > 0 and of_a_call_before(masked, s, c.text):
+                c.subject_f = False  # "`text.find('A')` ...; there is none, so it returns -1"
             if stop is not None and c.end <= s + stop.start() and c.kind != RETURN:
                 c.before_exit = True  # "x is 1, so the loop stops": what the stop follows from
             elif c.kind in (BINDING, EXPRESSION) and (

@@ -343,6 +343,8 @@ class Judge:
             return Judgement(
                 step.index, claim, UNVERIFIABLE, None, note="taken back by a self-correction"
             )
+        if claim.asked:
+            return Judgement(step.index, claim, UNVERIFIABLE, None, note="asked, not stated")
         if kind in (BINDING, EXPRESSION):
             return self._valued(step, claim)
         if kind == CONDITION:

@@ -81,6 +81,9 @@ class Claim:
     inferred: bool = False
     """The subject is not written next to the value but read from the sentence ("... removed from
     nums, giving [2]"): judged only where the value has the subject's type."""
+    asked: bool = False
+    """Written as a question ("does 'mjqw...' start with 'mjs'?"): it asks, it states nothing.
+    Kept among the claims (a correction after it may take it back), never judged."""
 
     def describe(self) -> str:
         if self.kind == BINDING:

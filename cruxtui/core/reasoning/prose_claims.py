@@ -914,6 +914,19 @@ _FSTRING = re.compile(
 )
 
 
+def of_a_call_before(text: str, start: int, words: str) -> bool:
+    """Is a result said as "it returns" ("so it returns -1") in a sentence that names a method
+    or builtin call in a clause just before `start` (a semicolon ends a step, not a sentence)?
+    Then "it" may be that call. ("so it is returned" still speaks of f.)"""
+    if not re.match(
+        r"(?:(?:so|and|then)\s+)?(?:it|which)\s+(?:returns|gives)\b", words.strip(), re.I
+    ):
+        return False
+    head = text[max(0, start - 120) : start]
+    since = max(head.rfind(". "), head.rfind("\n"))
+    return bool(_CALLISH.search(head[since + 1 :]))
+
+
 def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
     """f's result: "the function returns 'ab'", "**Answer:** 'ab'", "the output is [1]",
     "`f('x') == 'ab'`", "That list is returned" (the value just written), "the f-string gives
@@ -935,7 +948,10 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         if m.group(0).lower().lstrip().startswith(
             ("it", "this", "which", "we", "so", "then", "and")
         ) or (subj == "" and "return" in m.group(0).lower()):
-            subject_f = not _CALLISH.search(head[-60:] + m.group(0))
+            # The whole sentence so far: "Then index = text.rfind('j', 0, 0) searches the
+            # slice text[0:0], which is empty, so it returns -1" speaks of rfind.
+            since = max(head.rfind(". "), head.rfind("\n"), len(head) - 240)
+            subject_f = not _CALLISH.search(head[since + 1 :] + m.group(0))
         claims.append(
             Claim(
                 RETURN,
@@ -966,7 +982,7 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
             claims.append(_stated(RETURN, text, m.start(), after))
             continue
         lit = last_literal(text, m.start())
-        if lit is not None:
+        if lit is not None and _kind_fits(m.group(0), lit[2]):
             s, e, value = lit
             claims.append(Claim(RETURN, text[s : m.end()].strip(), value, start=s, end=m.end()))
     if facts.return_fstring:
@@ -975,6 +991,31 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
             if got is not None:
                 claims.append(_stated(RETURN, text, m.start(), got))
     return claims
+
+
+_KIND_NOUNS: dict[str, type | tuple[type, ...]] = {
+    "list": list,
+    "string": str,
+    "str": str,
+    "dict": dict,
+    "dictionary": dict,
+    "tuple": tuple,
+    "set": set,
+    "number": (int, float),
+    "integer": int,
+    "int": int,
+    "count": int,
+}
+
+
+def _kind_fits(words: str, value: str) -> bool:
+    """ "[44, 15], 9 elements, and that same list is returned": the words say what kind of
+    value is returned; the last value written before them must be of that kind."""
+    for noun, kind in _KIND_NOUNS.items():
+        if re.search(rf"\b{noun}\b", words, re.I):
+            got = literal_value(value)
+            return isinstance(got, kind) and not isinstance(got, bool)
+    return True
 
 
 def last_literal(text: str, end: int | None = None) -> tuple[int, int, str] | None:
@@ -1198,6 +1239,8 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
         items = [v.strip() for v in parts if v.strip()]
         if len(items) < 2 or not all(is_literal(v) for v in items):
             continue
+        if len({type(literal_value(v)) for v in items}) > 1:
+            continue  # "'X' for i = 0 and 'Y' for i = 1": values of two things, interleaved
         claims.append(
             Claim(
                 LOOP_VALUES,
@@ -2462,6 +2505,8 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
             chosen.append(Claim(ITERATION, words, str(n), ordinal=n, start=s, end=e))
     chosen += _chained_bindings(text, chosen, facts)
     chosen = [c for c in chosen if not _conditional(text, c)]
+    for c in chosen:
+        c.asked = _asked(text, c)
     chosen.sort(key=lambda c: c.start)
     return chosen
 
@@ -2508,6 +2553,12 @@ def _conditional(text: str, claim: Claim) -> bool:
     if re.match(r"(?:if|when|whenever|unless|until)\s", own, re.I):
         return True
     return bool(_IF_WORDS.search(text[max(0, claim.start - 12) : claim.start]))
+
+
+def _asked(text: str, claim: Claim) -> bool:
+    """ "Now, does 'mjqw...' start with 'mjs'?": a question asks, it does not state (its answer,
+    when there is one, is read as the claim: `answer_questions`)."""
+    return claim.kind != RETURN and bool(re.match(r"[`'\"\s]*\?", text[claim.end : claim.end + 4]))
 
 
 def _overlaps(a: Claim, b: Claim) -> bool:

@@ -184,6 +184,7 @@ def _corrected(text: str, claim: Claim, lo: int, got: tuple[int, str]) -> Claim 
         start=lo,
         end=got[0],
         retracted=False,
+        asked=False,  # "x is 4? no, 5": the question asked, the correction states
     )
 
 

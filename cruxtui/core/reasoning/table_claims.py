@@ -42,8 +42,13 @@ def _column(header: str, facts: CodeFacts, names_here: set[str]) -> Column | Non
     h = h.rstrip("?").strip().strip("`")
     if re.fullmatch(r"[A-Za-z_]\w*", h) and h in facts.names and not question:
         return Column("name", h)
-    words = re.match(r"`?([A-Za-z_]\w*)`?\s+(?:at|before|when|in|on|for|during)\s+[a-z ]+$", h)
-    if words and words.group(1) in facts.names and not question:
+    words = re.match(r"`?([A-Za-z_]\w*)`?\s+(?:at|before|when|in|on|for|during)\s+([a-z ]+)$", h)
+    if (
+        words
+        and words.group(1) in facts.names
+        and not question
+        and words.group(2).strip() not in facts.names  # `v in values`: a test, not "v in ..."
+    ):
         return Column("name", words.group(1))  # "i at the check", "x before the if"
     if (m := _AFTER.match(h)) and m.group(1) in facts.names:
         return Column("after", m.group(1))
@@ -213,7 +218,10 @@ def _row_claims(headers: list[str], cells: list[tuple[int, str]], facts: CodeFac
             if not value:
                 continue
         elif not is_literal(value):
-            continue
+            stated = _stated_value(cell)  # "True (1 is in bag)": the value, a remark after it
+            if stated is None:
+                continue
+            value = stated
         end = offset + len(cell)
         if col.kind == "name":
             claims.append(Claim(BINDING, cell, value, name=col.name, start=offset, end=end))
