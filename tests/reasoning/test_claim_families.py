@@ -604,3 +604,14 @@ def test_precision_on_everyday_words_around_values() -> None:
     tr = run(prefix, "f('mjs', 'mjqw')")
     text = "Does 'mjqw' start with 'mjs'? It does not, so f returns 'mjsmjqw'."
     assert align_text(text, tr).first_divergence is None
+
+
+def test_an_aside_set_off_by_commas_does_not_break_the_clause() -> None:
+    """ "the uppercase letters, in order, are S and R": the aside is read past."""
+    code = "def f(text):\n    return ''.join(c for c in text if c.isupper())"
+    tr = run(code, "f('SaRbT')")
+    text = "Scanning 'SaRbT', the uppercase letters, in order, are S and R. f returns 'SR'."
+    div = align_text(text, tr).first_divergence
+    assert div is not None and "S and R" in div.claim.text
+    right = "Scanning 'SaRbT', the uppercase letters, in order, are S, R and T. f returns 'SRT'."
+    assert align_text(right, tr).first_divergence is None

@@ -166,6 +166,19 @@ _GERUNDS = {
 _LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
 
 
+_ASIDE = re.compile(
+    r",\s*(?:in\s+order|in\s+turn|of\s+course|as\s+expected|basically|essentially|"
+    r"in\s+this\s+case|again|respectively|in\s+other\s+words|that\s+is|i\.e\.)\s*,",
+    re.I,
+)
+
+
+def _quiet_asides(text: str) -> str:
+    """ "the uppercase letters, in order, are S and R": an aside set off by commas is blanked
+    (same length, so every offset still points into the chain) and the clause reads whole."""
+    return _ASIDE.sub(lambda m: " " * len(m.group(0)), text)
+
+
 _MATH_SIGNS = str.maketrans({"×": "*", "·": "*", "÷": "/", "−": "-", "←": "="})
 """Signs people write for Python's operators, one character for one so offsets hold: "4×2 = 8",
 "x ← 4" (an assignment arrow)."""
@@ -185,7 +198,7 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
     block = answer_block(work)
     body_end = block.start() if block else len(work)
     spans = sorted(spans + inline_code(work, facts.source_lines))
-    masked = blank(work, spans + call_keywords(work)).translate(_MATH_SIGNS)
+    masked = _quiet_asides(blank(work, spans + call_keywords(work)).translate(_MATH_SIGNS))
     rows = table_rows(masked[:body_end], facts)
     steps: list[ReasoningStep] = []
     for s, e in split_at_iterations(masked, split_steps(masked[:body_end])):
