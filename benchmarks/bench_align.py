@@ -11,7 +11,8 @@ traced and the chain aligned; then
 - **false alarm**: a correct chain with any contradicted claim (goal: <= 2%);
 - **from code**: chains whose first divergence lies in code inside the chain (a fenced or
   indented block that is Python, a line of `f` quoted), found here independently of the parser,
-  and is not the labelled slip (goal: none);
+  and is not the labelled slip (goal: none); a wrong chain's own wrong answer written as code
+  (`assert f(<the call>) == v`) is a true divergence, found late, and is counted apart;
 
 reported for the tuning and the held-out parts separately, overall, per style, per writer (and
 collection) and per error kind. The held-out part is only ever reported in aggregate: `--show` prints chains of the
@@ -130,8 +131,17 @@ def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict
                 record["verdict"] = "early"
             else:
                 record["verdict"] = "late"
-        # A false alarm from code: a divergence inside code that is not the labelled slip.
-        record["from_code"] = in_code and record["verdict"] != "located"
+        # A false alarm from code: a divergence inside code that is not the labelled slip. A
+        # wrong chain's own answer written as code (`assert f(<the call>) == v`, v wrong) is a
+        # true divergence shown late, not a false alarm: counted apart.
+        answer = (
+            in_code
+            and not row["correct"]
+            and div is not None
+            and _answers_the_call(div.claim.text, row["call"])
+        )
+        record["from_code"] = in_code and record["verdict"] != "located" and not answer
+        record["answer_in_code"] = answer and record["verdict"] != "located"
         out.append(record)
     return out
 
@@ -159,6 +169,7 @@ def report(part: str, records: list[dict]) -> dict[str, float]:
                 g["wrong"] += 1
                 g[rec["verdict"]] += 1
             g["from_code"] += rec["from_code"]
+            g["answer_in_code"] += rec["answer_in_code"]
     print(f"\n== {part}: {len(records)} chains")
     print(
         f"{'group':<24}{'wrong':>6}{'located':>9}{'early':>7}{'late':>6}{'missed':>8}"
@@ -180,7 +191,8 @@ def report(part: str, records: list[dict]) -> dict[str, float]:
     print(
         f"{part}: located {located:.1f}% of {a['wrong']} first wrong claims (goal >= 90%), "
         f"false alarms {alarms:.1f}% of {a['correct']} correct chains (goal <= 2%), "
-        f"{a['from_code']} from code (goal 0)"
+        f"{a['from_code']} from code (goal 0; besides, {a['answer_in_code']} wrong chains' own wrong "
+        "answer written as code, `assert f(<the call>) == v`, flagged after the slip was missed)"
     )
     return {"located": located, "false_alarms": alarms, "from_code": a["from_code"]}
 
