@@ -615,3 +615,27 @@ def test_an_aside_set_off_by_commas_does_not_break_the_clause() -> None:
     assert div is not None and "S and R" in div.claim.text
     right = "Scanning 'SaRbT', the uppercase letters, in order, are S, R and T. f returns 'SRT'."
     assert align_text(right, tr).first_divergence is None
+
+
+def test_more_precision_on_correct_chains() -> None:
+    """From correct chains that once raised an alarm: a run in the conditional ("with text =
+    'C7x' the loop would run once"), a count after a listing ("'1', two spaces, '3' — that's 4
+    characters" counts them all), a test with its worked form ("length <= len(text) is 0 <= 7,
+    which is True")."""
+    code = "def f(text):\n    out = []\n    for i in range(len(text) // 3):\n        out.append(i)\n    return len(out)"
+    tr = run(code, "f('C7')")
+    text = "len('C7') // 3 is 0, so the loop never runs. For comparison, with text = 'C7x' the loop would run once. f returns 0."
+    assert align_text(text, tr).first_divergence is None
+    count = "def f(s):\n    return len(s)"
+    tr = run(count, "f('1  3')")
+    text = "Counting: '1', two spaces, '3' — that's 4 characters. f returns 4."
+    assert align_text(text, tr).first_divergence is None
+    worked = (
+        "def f(text, c):\n    n = len(c)\n    if n <= len(text):\n        return n\n    return -1"
+    )
+    tr = run(worked, "f('managed', '')")
+    text = "n = 0. The condition n <= len(text) is 0 <= 7, which is True, so f returns 0."
+    assert align_text(text, tr).first_divergence is None
+    wrong = "n = 0. The condition n <= len(text) is 0 <= 7, which is False, so f returns -1."
+    div = align_text(wrong, tr).first_divergence
+    assert div is not None and "which is False" in div.claim.text

@@ -57,6 +57,10 @@ _HEDGE = re.compile(
     r"should\s+be|not\s+sure|i'm\s+not\s+certain|roughly|approximately|my\s+guess)\b",
     re.I,
 )
+_CONDITIONAL_MOOD = re.compile(
+    r"\b(?:would|could|might)(?:\s+(?:also|still|then))?\s+(?:have|be|run|give|get|return|make|stop|end|go|take)\b",
+    re.I,
+)
 _HEDGED_AFTER = re.compile(r"[`\s]*(?:would|could|might|may)\b", re.I)
 _LITERAL_STARTS = frozenset("'\"[({-0123456789.TFNbBrRuUs")
 _TAIL = 1000
@@ -305,6 +309,10 @@ class AnswerBar:
         after = text[claim.end : claim.end + 2]
         if _HEDGED_AFTER.match(text, claim.end):
             return True  # "`insert_loc = 0` would do, but ...": an option, not the run
+        if _CONDITIONAL_MOOD.search(step.text):
+            # "For comparison, with text = 'C7x' the loop would run once": the sentence is in
+            # the conditional, about a run that is not this one.
+            return True
         return bool(_HEDGE.search(sentence)) or after.lstrip().startswith("?")
 
     def _when_said(self, step: ReasoningStep, claim: Claim) -> bool:

@@ -737,6 +737,15 @@ def find_conditions(text: str, known: Iterable[str] = ()) -> list[Claim]:
                     cond_start += text[cond_start:].find(tail) if tail in text[cond_start:] else 0
                     cond = tail
                     break
+        worked = re.match(r"(?P<c>.+?)\s+is\s+(?P<w>\S.*)$", cond)
+        if (
+            worked
+            and _COND_SHAPE.search(worked.group("w"))
+            and _parses_as_expression(worked.group("w"))
+            and not _names_in_expression(worked.group("w")) - BUILTIN_NAMES
+            and _parses_as_expression(worked.group("c"))
+        ):
+            cond = worked.group("c")  # "length <= len(text) is 0 <= 7, which is True": worked
         if not _looks_like_condition(cond, known):
             continue
         if re.search(
@@ -1446,6 +1455,8 @@ _UNITS = (
     r"characters|chars|letters|digits|elements|items|entries|numbers|values|words|strings|keys|"
     r"pairs|tuples|lists|integers|ints"
 )
+_LISTED_BEFORE = re.compile(r"(?:,|\band|\bthen)\s*`?$")
+"""A value that ends a listing ("'1', two spaces, '3'"): a count after it is the listing's."""
 _LIT_LEN_RE = re.compile(
     r"(?P<lit>'[^'\n]{0,400}'|\"[^\"\n]{0,400}\"|\[[^\]\n]{0,400}\])\s*(?:[-—–,:(]\s*)?(?:that's|that\s+is|which\s+is|"
     r"it\s+has|has|is|has\s+length|of\s+length)\s+" + _NUM + r"\s+(?:" + _UNITS + r"|long)\b",
@@ -1730,6 +1741,9 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
     for m in _LIT_LEN_RE.finditer(text):
         if not is_literal(m.group("lit")):
             continue
+        summary = re.search(r"\b(?:that's|that\s+is|which\s+is)\b", m.group(0), re.I)
+        if summary and _LISTED_BEFORE.search(text[max(0, m.start() - 8) : m.start()]):
+            continue  # "'1', two spaces, three tabs, '3' — that's 7": the whole listing's
         expr = f"len({m.group('lit')})"
         # The words of the count only: the literal may already be the value of another claim.
         at = (
@@ -1754,6 +1768,8 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
         if subject is None:
             continue
         s_start, src = subject
+        if _LISTED_BEFORE.search(text[max(0, s_start - 8) : s_start]):
+            continue  # "'1', two spaces, three tabs, '3' — that's 7": the whole listing's
         resolved = resolve_expression(src, facts)
         if resolved is None or _names_in_expression(resolved) & facts.names:
             continue  # only what the words before say, whatever the frame holds
