@@ -224,3 +224,40 @@ def test_an_option_the_chain_weighs_is_no_slip_when_the_answer_is_right() -> Non
     assert result.first_divergence is None
     verdict, note = verdict_of(result, "insert_loc = 0")
     assert verdict == UNVERIFIABLE and "hedged" in note
+
+
+def test_other_candidates_of_the_input_task_are_other_runs() -> None:
+    """Input task, answer right: "Candidate 'a1': l[0] = 'a' ... Rejected" traces another input
+    than the one proposed; "'Half Life' is returned whenever 0 < num < 1000" states f's rule."""
+    code = (
+        "def f(s):\n    l = list(s)\n    for i in range(len(l)):\n        if not l[i].isdigit():\n"
+        "            return False\n    return True"
+    )
+    tr = run(code, "f('123')")
+    text = (
+        "Candidate 'a1': l[0] = 'a', not a digit, so it returns False. Rejected.\n"
+        "Candidate '123': every character is a digit, so f('123') works."
+    )
+    assert align_text(text, tr, target="True").first_divergence is None
+    rule = "def f(num):\n    if 0 < num < 1000:\n        return 'Half Life'\n    return 'Not found'"
+    tr = run(rule, "f(1000)")
+    text = (
+        "'Half Life' is returned whenever 0 < num < 1000, so num = 1000 gives 'Not found': f(1000)."
+    )
+    assert align_text(text, tr, target="'Not found'").first_divergence is None
+
+
+def test_the_end_of_a_list_is_a_place_not_the_end_of_the_run() -> None:
+    """ "an empty slice at the end of a length-2 list": a place in the list, so the value
+    stated there is judged where the step is, not once f has finished."""
+    code = (
+        "def f(xs):\n    for k in range(len(xs)):\n        xs[k + 1 : k + 2] = ['+']\n"
+        "    xs.append('+')\n    return xs"
+    )
+    tr = run(code, "f(['9', 'r'])")
+    text = (
+        "First pass: xs[1:2] is replaced, giving ['9', '+']. Second pass: xs[2:3] is an empty "
+        "slice at the end of a length-2 list, so xs becomes ['9', '+', '+']. Then the append "
+        "gives ['9', '+', '+', '+'], which f returns."
+    )
+    assert align_text(text, tr).first_divergence is None

@@ -57,6 +57,12 @@ _HEDGE = re.compile(
     r"should\s+be|not\s+sure|i'm\s+not\s+certain|roughly|approximately|my\s+guess)\b",
     re.I,
 )
+_ANOTHER_CANDIDATE = re.compile(
+    r"\b(?:candidate|alternative|alternatively|try(?:ing)?|tried|option|options|choice|instead|"
+    r"rejected|reject|would\s+not\s+work|wouldn't\s+work|doesn't\s+work|does\s+not\s+work|"
+    r"won't\s+work|e\.g\.|for\s+example|for\s+instance|suppose|say\s+we)\b",
+    re.I,
+)
 _CONDITIONAL_MOOD = re.compile(
     r"\b(?:would|could|might)(?:\s+(?:also|still|then))?\s+(?:have|be|run|give|get|return|make|stop|end|go|take)\b",
     re.I,
@@ -142,9 +148,12 @@ class AnswerBar:
         pos: Positions,
         values: ClaimValues,
         run_values: RunValues | None = None,
+        target: str | None = None,
     ) -> None:
         self.chain, self.trace, self.shape, self.pos, self.values = chain, trace, shape, pos, values
         self.run_values = run_values or RunValues(trace, pos, values)
+        self.target = target
+        """Input task: the output the proposed call must give (None for the output task)."""
         self.step_of = {id(c): s for s in chain.steps for c in s.claims}
 
     def apply(self, judgements: list[Judgement]) -> list[Judgement]:
@@ -309,6 +318,10 @@ class AnswerBar:
         after = text[claim.end : claim.end + 2]
         if _HEDGED_AFTER.match(text, claim.end):
             return True  # "`insert_loc = 0` would do, but ...": an option, not the run
+        if self.target is not None and _ANOTHER_CANDIDATE.search(step.text):
+            # Input task: "Candidate 'a1': ... Rejected", "Check the alternative 999": the chain
+            # tries inputs other than the one it proposes; their runs are not the traced one.
+            return True
         if _CONDITIONAL_MOOD.search(step.text):
             # "For comparison, with text = 'C7x' the loop would run once": the sentence is in
             # the conditional, about a run that is not this one.
@@ -368,4 +381,4 @@ def raise_the_bar(
     """The judgements, with the weak contradictions of a chain whose answer is right demoted."""
     if not answer_right(chain, trace, judgements, target):
         return judgements
-    return AnswerBar(chain, trace, shape, pos, values, run_values).apply(judgements)
+    return AnswerBar(chain, trace, shape, pos, values, run_values, target).apply(judgements)

@@ -89,7 +89,7 @@ _IN_LOOP_RE = re.compile(
     re.I,
 )
 _AT_END_RE = re.compile(
-    r"\b(?:finally|in\s+the\s+end|at\s+the\s+end(?!\s+of\s+the)|eventually|ultimately|"
+    r"\b(?:finally|in\s+the\s+end|at\s+the\s+end(?!\s+of\s+(?:the|an?|its|this|that)\b)|eventually|ultimately|"
     r"by\s+the\s+end(?!\s+of\s+the)|"
     r"the\s+final\s+(?:value|state|list|string|dict(?:ionary)?|result))\b",
     re.I,

@@ -1003,6 +1003,10 @@ _VALUE_IS_ANSWER = re.compile(
     r"|`?,?\s+which\s+(?:f|the\s+function)\s+(?:then\s+|finally\s+)?returns\b",
     re.I,
 )
+_RULE_AFTER = re.compile(
+    r"\s+(?:whenever|when|if|only\s+if|unless|as\s+long\s+as|provided|for\s+(?:any|every|all))\b",
+    re.I,
+)
 _ANSWER_HEADING = re.compile(
     r"^[ \t>#*_-]*(?:(?:the|my)\s+)?final\s+(?:answer|output|result)[*_ \t]*:?[*_ \t]*$"
     r"|^[ \t>#*_-]*answer[*_ \t]*:[*_ \t]*$",
@@ -1044,6 +1048,8 @@ def stated_answers(text: str, names: frozenset[str] = frozenset()) -> list[Claim
             text, m.start(), clause=not m.group(0).lstrip("`, ").startswith("which")
         )
         reduced = re.match(r"`?\s+returned", m.group(0)) is not None  # "X returned"
+        if _RULE_AFTER.match(text, m.end()):
+            continue  # "'Half Life' is returned whenever 0 < num < 1000": f's rule, not this run
         if found is not None and not _names_other_code(text, found[0], bare_words=reduced):
             s, value = found
             out.append(Claim(RETURN, text[s : m.end()], value, start=s, end=m.end()))

@@ -990,6 +990,8 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         if after is not None:
             claims.append(_stated(RETURN, text, m.start(), after))
             continue
+        if _CONDITIONED.match(text, m.end()) or re.match(r"\s+whenever\b", text[m.end() :], re.I):
+            continue  # "'Half Life' is returned whenever 0 < num < 1000": f's rule, not this run
         lit = last_literal(text, m.start())
         if lit is not None and _kind_fits(m.group(0), lit[2]):
             s, e, value = lit
