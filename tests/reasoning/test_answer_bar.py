@@ -261,3 +261,16 @@ def test_the_end_of_a_list_is_a_place_not_the_end_of_the_run() -> None:
         "gives ['9', '+', '+', '+'], which f returns."
     )
     assert align_text(text, tr).first_divergence is None
+
+
+def test_the_start_of_a_string_is_a_place_not_the_start_of_the_run() -> None:
+    """ "`removeprefix` only looks at the start": a place in the string, not a time, so the
+    claim beside it ("The text ends in 'sac'", true before the spaces were added) is not pinned
+    to the start of the run. A correct chain of the reasoning corpus (writer-ab)."""
+    code = (
+        "def f(text):\n    for p in ['acs', 'asp', 'scn']:\n"
+        "        text = text.removeprefix(p) + ' '\n    return text.removeprefix(' ')[:-1]"
+    )
+    tr = run(code, "f('ilfdoirwirmtoibsac')")
+    text = "Start: `text = 'ilfdoirwirmtoibsac'` (18 chars).\n\n- `p = 'acs'`: text starts with `'ilf'`, so `removeprefix` does nothing; then `+ ' '` → `'ilfdoirwirmtoibsac '`\n- `p = 'asp'`: no match again → `'ilfdoirwirmtoibsac  '`\n- `p = 'scn'`: no match → `'ilfdoirwirmtoibsac   '` (3 trailing spaces, length 21)\n- The text ends in `'sac'`, which looks like a scrambled `'acs'`, but `removeprefix` only looks at the start\n- `text.removeprefix(' ')`: text begins with `'i'`, not a space, so nothing is removed\n- `[:-1]` drops one trailing space → `'ilfdoirwirmtoibsac  '` (2 trailing spaces, length 20)\n\nFinal answer: `'ilfdoirwirmtoibsac  '`"
+    assert align_text(text, tr).first_divergence is None

@@ -115,7 +115,8 @@ def _speaks_of_the_end(chunk: str) -> bool:
 
 
 _AT_CALL_RE = re.compile(
-    r"\b(?:initially|at\s+the\s+start|at\s+first|to\s+begin\s+with|start(?:s|ing)?\s+(?:with|as|at|out)"
+    r"\b(?:initially|(?<!looks\s)(?<!looking\s)(?<!checks\s)(?<!only\s)at\s+the\s+start"
+    r"(?!\s+of\s+(?:the|an?|its|this|that)\b)|at\s+first|to\s+begin\s+with|start(?:s|ing)?\s+(?:with|as|at|out)"
     r"|the\s+(?:function\s+)?(?:is\s+)?called\s+with|we\s+call\s+f|the\s+input\s+is"
     r"|the\s+arguments?\s+(?:is|are))\b",
     re.I,
