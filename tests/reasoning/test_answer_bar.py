@@ -274,3 +274,37 @@ def test_the_start_of_a_string_is_a_place_not_the_start_of_the_run() -> None:
     tr = run(code, "f('ilfdoirwirmtoibsac')")
     text = "Start: `text = 'ilfdoirwirmtoibsac'` (18 chars).\n\n- `p = 'acs'`: text starts with `'ilf'`, so `removeprefix` does nothing; then `+ ' '` → `'ilfdoirwirmtoibsac '`\n- `p = 'asp'`: no match again → `'ilfdoirwirmtoibsac  '`\n- `p = 'scn'`: no match → `'ilfdoirwirmtoibsac   '` (3 trailing spaces, length 21)\n- The text ends in `'sac'`, which looks like a scrambled `'acs'`, but `removeprefix` only looks at the start\n- `text.removeprefix(' ')`: text begins with `'i'`, not a space, so nothing is removed\n- `[:-1]` drops one trailing space → `'ilfdoirwirmtoibsac  '` (2 trailing spaces, length 20)\n\nFinal answer: `'ilfdoirwirmtoibsac  '`"
     assert align_text(text, tr).first_divergence is None
+
+
+def test_options_the_input_task_weighs_are_other_runs() -> None:
+    """Input task, proposed call right: bullets that try other values of an argument ("- number
+    = 4: only D ✗"), a call of f with other arguments ("f('aaa', 'aa') gives 1"), "it'd be 1"."""
+    code = (
+        "def f(number):\n    d = {'A': 1, 'B': 2, 'C': 3, 'D': 4}\n"
+        "    return [k for k, v in d.items() if v % number == 0]"
+    )
+    tr = run(code, "f(2)")
+    text = (
+        "We want ['B', 'D'].\n- number = 1: every key ✗\n- number = 2: 2 and 4 → ['B', 'D'] ✓\n"
+        "- number = 4: only 4 % number == 0 → ['D'] ✗\n\n**Answer:** f(2)"
+    )
+    assert align_text(text, tr, target="['B', 'D']").first_divergence is None
+    count = (
+        "def f(full, part):\n    n = 0\n    while part in full:\n"
+        "        full = full[full.find(part) + len(part) :]\n        n += 1\n    return n"
+    )
+    tr = run(count, "f('abab', 'ab')")
+    text = (
+        "full = 'abab' and part = 'ab' give two matches. With full = 'ab' alone it'd be 1; "
+        "f('aaa', 'aa') gives 1 since after the match full becomes 'a'. Proposed: f('abab', 'ab')"
+    )
+    assert align_text(text, tr, target="2").first_divergence is None
+
+
+def test_a_test_written_out_then_judged() -> None:
+    """ "every check `c.isascii() is False` is False": the backticked test is judged as a
+    whole; its inner "is False" is part of it, not a claim that c.isascii() is False."""
+    code = "def f(s):\n    for c in s:\n        if c.isascii() is False:\n            return False\n    return True"
+    tr = run(code, "f('1z1')")
+    text = "Every character is ASCII, so every check `c.isascii() is False` is False and f returns True."
+    assert align_text(text, tr).first_divergence is None

@@ -60,7 +60,7 @@ _HEDGE = re.compile(
 _ANOTHER_CANDIDATE = re.compile(
     r"\b(?:candidate|alternative|alternatively|try(?:ing)?|tried|option|options|choice|instead|"
     r"rejected|reject|would\s+not\s+work|wouldn't\s+work|doesn't\s+work|does\s+not\s+work|"
-    r"won't\s+work|e\.g\.|for\s+example|for\s+instance|suppose|say\s+we)\b",
+    r"won't\s+work|e\.g\.|for\s+example|for\s+instance|suppose|say\s+we)\b|[✗✘❌]",
     re.I,
 )
 _CONDITIONAL_MOOD = re.compile(
@@ -312,13 +312,33 @@ class AnswerBar:
         head = text[text.rfind("\n", 0, max(claim.start, 0)) + 1 : claim.start]
         return head.lstrip().startswith("|")
 
+    def _other_input(self, step: ReasoningStep, claim: Claim) -> bool:
+        """Input task: does the step try an input other than the one proposed — a call of f
+        with other arguments ("f('aaa', 'aa') gives 1"), or an argument given another value
+        than the proposed call's ("- number = 4: only D ✗")?"""
+        call = re.sub(r"\s+", "", self.trace.call)
+        for m in re.finditer(r"(?<![\w.])f\(", step.text):
+            if not re.sub(r"\s+", "", step.text[m.start() :]).startswith(call):
+                return True
+        # An argument given another value than the proposed call's, in this step: the step
+        # works out that other input's run ("- B = '19' → text = '19kefp7': text[2:] = ...").
+        return any(
+            c.kind == BINDING
+            and c.name in self.shape.params
+            and (start := self.pos.env[0].get(c.name) if len(self.pos) else None) is not None
+            and value_key(start) != value_key(c.value)
+            for c in step.claims
+        )
+
     def _hedged(self, step: ReasoningStep, claim: Claim) -> bool:
         text = self.chain.text
         sentence = text[step.start : claim.end]
         after = text[claim.end : claim.end + 2]
         if _HEDGED_AFTER.match(text, claim.end):
             return True  # "`insert_loc = 0` would do, but ...": an option, not the run
-        if self.target is not None and _ANOTHER_CANDIDATE.search(step.text):
+        if self.target is not None and (
+            _ANOTHER_CANDIDATE.search(step.text) or self._other_input(step, claim)
+        ):
             # Input task: "Candidate 'a1': ... Rejected", "Check the alternative 999": the chain
             # tries inputs other than the one it proposes; their runs are not the traced one.
             return True

@@ -414,6 +414,8 @@ def find_expressions(text: str, facts: CodeFacts) -> list[Claim]:
         end, lit = got
         if verb in ("removes", "pops") and not re.search(r"pop", src):
             continue
+        if re.match(r"`?\s+(?:is|was|evaluates\s+to)\s+`?(?:True|False)\b", text[end:]):
+            continue  # "`c.isascii() is False` is False": a test written out, then judged
         kind = CONDITION if lit in ("True", "False") and _is_test(resolved) else EXPRESSION
         if re.search(r"\bdel\s+`?$", text[max(0, s_start - 6) : s_start]):
             continue  # "del result[1] -> {}": the dict after the deletion, not result[1]
