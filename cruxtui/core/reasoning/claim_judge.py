@@ -148,6 +148,8 @@ class Judge:
         self.lines = lines
         self.values = values
         self.n = len(trace.steps)
+        self._computed_once: dict[str, list[int] | None] = {}
+        """Per expression (spaces removed): where the program computed it, if on one line only."""
         self.anchors: list[int | None] = [None] * len(chain.steps)
         self.names = shape.names
         self.call_pins: list[int] = []
@@ -447,10 +449,11 @@ class Judge:
         src = (claim.name or "").replace(" ", "")
         if not src:
             return None
-        at = [k for k in range(self.n) if src in self.pos.computed[k]]
-        if not at or len({self.trace.steps[k].line for k in at}) != 1:
-            return None
-        return at
+        if src not in self._computed_once:
+            at = [k for k in range(self.n) if src in self.pos.computed[k]]
+            one_line = bool(at) and len({self.trace.steps[k].line for k in at}) == 1
+            self._computed_once[src] = at if one_line else None
+        return self._computed_once[src]
 
     def _near_miss(self, step: ReasoningStep, claim: Claim) -> bool:
         if claim.phase_end or claim.value in ("True", "False"):

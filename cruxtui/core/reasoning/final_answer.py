@@ -775,7 +775,7 @@ _NUMBER_WORDS = {
         ]
     )
 }
-_GENERIC_NOUNS = {
+KIND_NOUNS: dict[str, type | None] = {
     "input": None,
     "argument": None,
     "value": None,
@@ -790,6 +790,7 @@ _GENERIC_NOUNS = {
     "number": int,
     "integer": int,
 }
+"""What kind of value a noun names ("the same list", "that string"); None: any kind."""
 _DESCRIBED = re.compile(
     r"(?:^|(?<=[.!:]\s)|(?<=\n)|(?<=,\s)(?=(?:so|thus|hence|therefore|which)\b)"
     r"|(?<=\s)(?=(?:so|thus|hence|therefore)\s))[ \t>*_-]*"
@@ -844,7 +845,7 @@ def _argument_named(noun: str, args: dict[str, str]) -> str | None:
     argument of that kind ("the input": f's only argument)."""
     if noun in args:
         return args[noun]
-    kind = _GENERIC_NOUNS.get(noun.lower(), Ellipsis)
+    kind = KIND_NOUNS.get(noun.lower(), Ellipsis)
     if kind is Ellipsis:
         return None
     fits = [v for v in args.values() if kind is None or type(literal_value(v)) is kind]
@@ -1003,10 +1004,14 @@ _VALUE_IS_ANSWER = re.compile(
     r"|`?,?\s+which\s+(?:f|the\s+function)\s+(?:then\s+|finally\s+)?returns\b",
     re.I,
 )
-_RULE_AFTER = re.compile(
-    r"\s+(?:whenever|when|if|only\s+if|unless|as\s+long\s+as|provided|for\s+(?:any|every|all))\b",
+CONDITIONED = re.compile(
+    r"`?\s*,?\s*(?:when(?:ever)?(?!\s+(?:given|called|passed|applied|run|we\s+(?:call|pass|run|give)))"
+    r"|if|only\s+(?:if|when)|unless|provided|as\s+long\s+as|in\s+case)\b"
+    r"|`?\s+for\s+(?:any|all|every|each|such|other|(?:\w+\s+)?(?:strings|lists|inputs|numbers|values|"
+    r"words|arguments|cases|items|elements|characters|dicts|dictionaries|integers|texts))\b",
     re.I,
 )
+"""A result stated under a condition or for a class of inputs: a rule of f, not this run's."""
 _ANSWER_HEADING = re.compile(
     r"^[ \t>#*_-]*(?:(?:the|my)\s+)?final\s+(?:answer|output|result)[*_ \t]*:?[*_ \t]*$"
     r"|^[ \t>#*_-]*answer[*_ \t]*:[*_ \t]*$",
@@ -1048,7 +1053,7 @@ def stated_answers(text: str, names: frozenset[str] = frozenset()) -> list[Claim
             text, m.start(), clause=not m.group(0).lstrip("`, ").startswith("which")
         )
         reduced = re.match(r"`?\s+returned", m.group(0)) is not None  # "X returned"
-        if _RULE_AFTER.match(text, m.end()):
+        if CONDITIONED.match(text, m.end()):
             continue  # "'Half Life' is returned whenever 0 < num < 1000": f's rule, not this run
         if found is not None and not _names_other_code(text, found[0], bare_words=reduced):
             s, value = found

@@ -31,6 +31,7 @@ from cruxtui.core.reasoning.claim_types import (
     ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import CHANGING, CodeFacts
+from cruxtui.core.reasoning.final_answer import CONDITIONED, KIND_NOUNS
 from cruxtui.core.reasoning.frame_eval import BUILTIN_NAMES
 from cruxtui.core.reasoning.literal_scan import (
     CLEAN_AFTER,
@@ -905,14 +906,6 @@ _RETURNED = re.compile(
     r"(?:the\s+)?(?:return\s+value|output|answer|result)\b",
     re.I,
 )
-_CONDITIONED = re.compile(
-    r"`?\s*,?\s*(?:when(?:ever)?(?!\s+(?:given|called|passed|applied|run|we\s+(?:call|pass|run|give)))"
-    r"|if|only\s+(?:if|when)|unless|provided|as\s+long\s+as|in\s+case)\b"
-    r"|`?\s+for\s+(?:any|all|every|each|such|other|(?:\w+\s+)?(?:strings|lists|inputs|numbers|values|"
-    r"words|arguments|cases|items|elements|characters|dicts|dictionaries|integers|texts))\b",
-    re.I,
-)
-"""A result stated under a condition or for a class of inputs: a rule of f, not this run's."""
 _NAMED_THEN_VALUE = re.compile(
     r"(?:an?|the|this|these|its|their)\s+(?![^:\n]*\b(?:if|when|unless|where)\b)"
     r"[^.:;!?\n()\[\]{}'\"`=<>#]{1,60}?:[ \t]*(?=\S)",
@@ -950,7 +943,7 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         got = _value_at(text, m.end())  # a literal, or "an empty list" in words
         if got is None and (named := _NAMED_THEN_VALUE.match(text, m.end())):
             got = _value_at(text, named.end())  # "returns a new list with these values: [1]"
-        if got is None or _CONDITIONED.match(text, got[0]):
+        if got is None or CONDITIONED.match(text, got[0]):
             continue  # "returns True when every character is a digit": f's rule, not this run
         subj = (m.group("subj") or "").strip().lower()
         head = text[: m.start()]
@@ -992,7 +985,7 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
         if after is not None:
             claims.append(_stated(RETURN, text, m.start(), after))
             continue
-        if _CONDITIONED.match(text, m.end()) or re.match(r"\s+whenever\b", text[m.end() :], re.I):
+        if CONDITIONED.match(text, m.end()):
             continue  # "'Half Life' is returned whenever 0 < num < 1000": f's rule, not this run
         lit = last_literal(text, m.start())
         if lit is not None and _kind_fits(m.group(0), lit[2]):
@@ -1006,26 +999,11 @@ def find_returns(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
-_KIND_NOUNS: dict[str, type | tuple[type, ...]] = {
-    "list": list,
-    "string": str,
-    "str": str,
-    "dict": dict,
-    "dictionary": dict,
-    "tuple": tuple,
-    "set": set,
-    "number": (int, float),
-    "integer": int,
-    "int": int,
-    "count": int,
-}
-
-
 def _kind_fits(words: str, value: str) -> bool:
     """ "[44, 15], 9 elements, and that same list is returned": the words say what kind of
     value is returned; the last value written before them must be of that kind."""
-    for noun, kind in _KIND_NOUNS.items():
-        if re.search(rf"\b{noun}\b", words, re.I):
+    for noun, kind in KIND_NOUNS.items():
+        if kind is not None and re.search(rf"\b{noun}\b", words, re.I):
             got = literal_value(value)
             return isinstance(got, kind) and not isinstance(got, bool)
     return True
