@@ -639,3 +639,67 @@ def test_more_precision_on_correct_chains() -> None:
     wrong = "n = 0. The condition n <= len(text) is 0 <= 7, which is False, so f returns -1."
     div = align_text(wrong, tr).first_divergence
     assert div is not None and "which is False" in div.claim.text
+
+
+DIGITS = (
+    "def f(single_digit):\n    result = []\n    for c in range(1, 11):\n"
+    "        if c != single_digit:\n            result.append(c)\n    return result"
+)
+
+
+def test_a_listing_that_goes_on_unsaid_stands_for_the_numbers_it_spells() -> None:
+    """ "c goes 1, 2, ..., 10" is all ten numbers, not the two written before the dots; dots
+    whose meaning cannot be told ("'a', 'b', ...") make no claim."""
+    tr = run(DIGITS, "f(5)")
+    right = "The loop is over range(1, 11), so c goes 1, 2, ..., 10. f returns [1, 2, 3, 4, 6, 7, 8, 9, 10]."
+    assert align_text(right, tr).first_divergence is None
+    short = "The loop is over range(1, 11), so c takes the values 1, 2, …, 9 and then stops."
+    assert flagged(align_text(short, tr), short) == "c takes the values 1, 2, …, 9"
+    odd = "The loop is over range(1, 11), so c goes 1, 3, ..., 9."
+    assert (flagged(align_text(odd, tr), odd) or "").endswith("c goes 1, 3, ..., 9")
+    letters = "The loop is over range(1, 11), so c goes 'a', 'b', ... and so on."
+    assert align_text(letters, tr).first_divergence is None
+
+
+def test_counts_in_words_past_ten() -> None:
+    """ "the loop runs thirteen times", "c takes the eight values ...": counts spelt out as
+    people write them, past ten too, and a count before the listing it announces."""
+    tr = run(DIGITS, "f(5)")
+    text = "The loop runs thirteen times, so f returns [1, 2, 3, 4, 6, 7, 8, 9, 10]."
+    assert flagged(align_text(text, tr), text) == "The loop runs thirteen times"
+    assert align_text(text.replace("thirteen", "ten"), tr).first_divergence is None
+    code = "def f(s):\n    total = 0\n    for c in s:\n        if c == 'e':\n            total += 1\n    return total"
+    tr = run(code, "f('234rtccde')")
+    text = "c takes the eight values '2', '3', '4', 'r', 't', 'c', 'c', 'd', none of them 'e'."
+    assert flagged(align_text(text, tr), text).startswith("c takes the eight values '2'")
+
+
+REVERSED = (
+    "def f(n):\n    length = len(n) + 2\n    revn = list(n)\n    result = ''.join(revn)\n"
+    "    revn.clear()\n    if not result:\n        return 'empty'\n    return result + ('!' * length)"
+)
+
+
+def test_a_value_in_a_comment_on_a_line_of_f_is_that_line_s_value() -> None:
+    """Lines of f quoted with what each gives as a comment: the comment names no subject, the
+    line does (its target, a changed receiver, its test). A comment in words claims nothing."""
+    tr = run(REVERSED, "f('iq')")
+    text = (
+        "```python\n"
+        "length = len(n) + 2      # 4\n"
+        "revn = list(n)           # ['i', 'q']\n"
+        "result = ''.join(revn)   # joined -> 'qi'\n"
+        "revn.clear()             # []\n"
+        "```\n"
+        "So f returns 'qi!!!!'."
+    )
+    assert flagged(align_text(text, tr), text) == "joined -> 'qi'"
+    right = text.replace("'qi'", "'iq'").replace("'qi!!!!'", "'iq!!!!'")
+    result = align_text(right, tr)
+    assert result.first_divergence is None
+    assert ("binding", "['i', 'q']", CONSISTENT) in verdicts(result)
+    assert ("binding", "[]", CONSISTENT) in verdicts(result)
+    test = right.replace("```\nSo", "if not result:           # True\n```\nSo")
+    assert flagged(align_text(test, tr), test) == "True"
+    words = right.replace("# 4", "# two more than the length")
+    assert align_text(words, tr).first_divergence is None

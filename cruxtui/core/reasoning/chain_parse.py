@@ -28,6 +28,7 @@ from cruxtui.core.reasoning.claim_types import (
 )
 from cruxtui.core.reasoning.code_facts import CHANGING, code_facts
 from cruxtui.core.reasoning.code_spans import blank, call_keywords, code_spans, inline_code
+from cruxtui.core.reasoning.comment_claims import comment_claims
 from cruxtui.core.reasoning.final_answer import (
     answer_after_thinking,
     answer_block,
@@ -257,6 +258,7 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
         _quoted_condition(text[s:e], claims, facts)
         step.claims = [c for c in claims if c.kind != ITERATION or c.ordinal]
         steps.append(step)
+    _commented(text, masked, steps, facts)
     name_quoted_conditions(steps, facts)
     answer_questions(steps, facts)
     found_at(steps, facts)
@@ -283,6 +285,17 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
             home.claims.append(claim)
             home.claims.sort(key=lambda c: c.start)
     return Chain(text, "prose", steps, code_spans=spans)
+
+
+def _commented(text: str, masked: str, steps: list[ReasoningStep], facts: Any) -> None:
+    """The values comments on quoted lines of f state (`comment_claims`), in the step holding
+    each comment, where the prose reader found no claim in that comment."""
+    for claim in comment_claims(text, masked, facts):
+        home = next((st for st in steps if st.start <= claim.start < st.end), None)
+        if home is None or any(c.start < claim.end and claim.start < c.end for c in home.claims):
+            continue
+        home.claims.append(claim)
+        home.claims.sort(key=lambda c: c.start)
 
 
 def _block_in_words(text: str, masked: str, block: re.Match[str], facts: Any) -> Claim | None:

@@ -94,25 +94,40 @@ _AT_CALL_RE = re.compile(
     re.I,
 )
 _LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
-_LOOP_COUNT_RE = re.compile(
-    r"\bloop\s+(?:runs|executes|iterates|goes\s+round|repeats)\s+(?P<n>\d+|once|twice|"
-    r"one|two|three|four|five|six|seven|eight|nine|ten)\s+times?\b",
-    re.I,
-)
 _COUNT_WORDS = {
     "once": 1,
-    "one": 1,
     "twice": 2,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
+    **{
+        w: k
+        for k, w in enumerate(
+            [
+                "one",
+                "two",
+                "three",
+                "four",
+                "five",
+                "six",
+                "seven",
+                "eight",
+                "nine",
+                "ten",
+                "eleven",
+                "twelve",
+                "thirteen",
+                "fourteen",
+                "fifteen",
+                "sixteen",
+                "seventeen",
+                "eighteen",
+                "nineteen",
+                "twenty",
+            ],
+            start=1,
+        )
+    },
 }
+_COUNT_ALT = "|".join(sorted(_COUNT_WORDS, key=len, reverse=True))
+"""Counts as people write them, in words: the longest first, so "seventeen" is not "seven"."""
 
 _TRUTH_WORDS = (
     r"true|false|satisfied|not\s+satisfied|unsatisfied|met|not\s+met|fulfilled|not\s+fulfilled"
@@ -1036,7 +1051,8 @@ def last_literal(text: str, end: int | None = None) -> tuple[int, int, str] | No
 _LOOP_VALUES_RE = re.compile(
     r"(?P<q>`?)(?P<name>\bthe\s+loop(?:'s)?\s+(?:variable|counter|index)|\b[A-Za-z_]\w*)(?P=q)\s+"
     r"(?:takes|will\s+take|goes\s+through|runs\s+through|runs(?=\s+(?:over\s+)?-?\d)|"
-    r"iterates\s+(?:over|through)|ranges\s+over|steps\s+through)\s+(?:on\s+)?(?:the\s+)?(?:values?|"
+    r"iterates\s+(?:over|through)|ranges\s+over|steps\s+through)\s+(?:on\s+)?(?:the\s+)?"
+    r"(?:(?:\d+|" + _COUNT_ALT + r")\s+(?=values|numbers|elements|items|characters))?(?:values?|"
     r"numbers|elements|items|characters)?\s*(?P<vals>.+?)(?=[.;]\s|[.;]$|\n|$|\s+in\s+turn|\s+\(|,\s+so\b|"
     r"\s+in\s+order|,\s+and\b|\s+respectively|,\s+which\b|\s+one\s+after)",
     re.I,
@@ -1081,19 +1097,21 @@ _RANGE_GIVES = re.compile(
 _TIMES_RE = re.compile(
     r"\b(?:the\s+)?(?:loop|body|while\s+loop|for\s+loop|loop\s+body|it)\s+(?:therefore\s+|thus\s+|only\s+)?"
     r"(?:runs|executes|iterates|goes\s+round|repeats|is\s+executed|is\s+run|will\s+run|"
-    r"will\s+execute|runs\s+for|ends\s+after)\s+(?:exactly\s+|only\s+|just\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|"
-    r"seven|eight|nine|ten)(?:\s+times?|\s+iterations?)?\b"
-    r"|\b(?P<n2>\d+|two|three|four|five|six|seven|eight|nine|ten)\s+iterations\s+(?:in\s+total|"
-    r"altogether|overall)\b|\bthere\s+(?:are|will\s+be)\s+(?P<n3>\d+|one|two|three|four|five|six|seven|"
-    r"eight|nine|ten)\s+iterations\b",
+    r"will\s+execute|runs\s+for|ends\s+after)\s+(?:exactly\s+|only\s+|just\s+)?(?P<n>\d+|"
+    + _COUNT_ALT
+    + r")(?:\s+times?|\s+iterations?)?\b"
+    r"|\b(?P<n2>\d+|" + _COUNT_ALT + r")\s+iterations\s+(?:in\s+total|"
+    r"altogether|overall)\b|\bthere\s+(?:are|will\s+be)\s+(?P<n3>\d+|"
+    + _COUNT_ALT
+    + r")\s+iterations\b",
     re.I,
 )
 
 
 _RANGE_TIMES_RE = re.compile(
     r"`?(?P<expr>range\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))`?\s+(?:runs|iterates|executes|loops|repeats|"
-    r"goes\s+round|has)\s+(?:exactly\s+|only\s+)?(?P<n>\d+|once|twice|one|two|three|four|five|six|seven|"
-    r"eight|nine|ten)(?:\s+(?:times?|iterations?|values|numbers|elements|steps))\b",
+    r"goes\s+round|has)\s+(?:exactly\s+|only\s+)?(?P<n>\d+|" + _COUNT_ALT + r")"
+    r"(?:\s+(?:times?|iterations?|values|numbers|elements|steps))\b",
     re.I,
 )
 
@@ -1129,11 +1147,19 @@ def _values_list(words: str) -> str | None:
             return repr(list(range(a, b + 1)))
         return None
     parts = re.split(r"\s*,\s*(?:and\s+|then\s+)?|\s+(?:and|then)\s+", w)
-    items = []
+    items: list[str] = []
     for k, part in enumerate(parts):
         part = part.strip().strip("`")
         if not part:
             continue
+        if part in ("...", "…", "..", "etc", "etc."):
+            last = parts[k + 1].strip().strip("`") if k + 1 < len(parts) else None
+            rest_ok = k + 2 >= len(parts) or _CLAUSE_AFTER.match(" ".join(parts[k + 2 :]))
+            filled = _filled_in(items, last) if rest_ok else None
+            if filled is None:
+                return None  # "'a', 'b', ...": what the dots stand for cannot be told
+            items = filled
+            break
         if not is_literal(part):
             # "0 and 1 and the body runs twice": the listing ends where a clause begins (words,
             # not "so on" or "others", which say the listing goes on).
@@ -1144,6 +1170,27 @@ def _values_list(words: str) -> str | None:
     if len(items) < 2:
         return None
     return "[" + ", ".join(items) + "]"
+
+
+_ELIDED = re.compile(
+    r"\s*,?\s*(?:\.\.\.|…|\.\.|etc\.?)(?:\s*,?\s*(?:(?:and|up\s+to|through|to)\s+)?(?P<last>-?\d+)\b)?"
+)
+"""A listing that goes on unsaid: "1, 2, ..., 10", "'a', 'b', …", "0, 2, 4, etc"."""
+
+
+def _filled_in(items: list[str], last: str | None) -> list[str] | None:
+    """The numbers "1, 2, ..., 10" stands for (a step the listed numbers keep, up to the last
+    one written), or None when what the dots stand for cannot be told."""
+    if last is None or not all(re.fullmatch(r"-?\d+", v) for v in items):
+        return None
+    nums = [int(v) for v in items]
+    step = nums[1] - nums[0]
+    if step == 0 or any(b - a != step for a, b in zip(nums, nums[1:], strict=False)):
+        return None
+    stop = int(last)
+    if (stop - nums[-1]) % step or (stop - nums[-1]) // step < 1 or (stop - nums[0]) // step > 1000:
+        return None
+    return [str(v) for v in range(nums[0], stop + step, step)]
 
 
 def _listing_end(words: str, vals: str) -> int:
@@ -1232,14 +1279,20 @@ def find_loop_claims(text: str, facts: CodeFacts) -> list[Claim]:
             continue
         if len({type(literal_value(v)) for v in items}) > 1:
             continue  # "'X' for i = 0 and 'Y' for i = 1": values of two things, interleaved
+        end = m.end()
+        if (elided := _ELIDED.match(text, end)) is not None:
+            filled = _filled_in(items, elided.group("last"))
+            if filled is None:
+                continue  # "c goes 'a', 'b', ...": the listing goes on unsaid
+            items, end = filled, elided.end()
         claims.append(
             Claim(
                 LOOP_VALUES,
-                m.group(0),
+                text[m.start() : end],
                 "[" + ", ".join(items) + "]",
                 name=name,
                 start=m.start(),
-                end=m.end(),
+                end=end,
                 some=_some_values(text, m),
             )
         )
@@ -1426,7 +1479,7 @@ def find_anaphora(text: str, facts: CodeFacts) -> list[Claim]:
     return claims
 
 
-_NUM = r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice)"
+_NUM = r"(?P<n>\d+|" + _COUNT_ALT + ")"
 _HAS_LEN_RE = re.compile(
     r"`?(?P<box>[A-Za-z_]\w*)`?\s+(?:now\s+|then\s+|still\s+)?(?:has|contains|holds|is\s+made\s+of)\s+"
     + _NUM
