@@ -33,11 +33,21 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cruxtui.core.reasoning.alignment import CONTRADICTED, align_text  # noqa: E402
+from cruxtui.core.reasoning.alignment import (  # noqa: E402
+    CONTRADICTED,
+    Alignment,
+    align,
+    align_text,
+    claim_target,
+)
+from cruxtui.core.reasoning.chain_parse import parse_chain  # noqa: E402
+from cruxtui.core.reasoning.final_answer import final_claim, other_calls  # noqa: E402
+from cruxtui.core.reasoning.model_extract import merge, parse_reply  # noqa: E402
 from cruxtui.core.sandbox.pool import Sandbox  # noqa: E402
 from cruxtui.core.trace.steps import trace_many  # noqa: E402
 
@@ -102,14 +112,21 @@ def code_in_chain(text: str, code: str) -> list[tuple[int, int]]:
     return spans
 
 
-def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict]:
+def judge(
+    rows: list[dict], samples: dict[str, dict], box: Sandbox, replies: dict[str, str] | None = None
+) -> list[dict]:
+    """Align every chain; with `replies` (chain id -> a model's reply to the extraction prompt),
+    the claims of each reply join the prose reader's first, as `align --extract-with` does."""
     traces = trace_many(
         [(samples[r["sample"]]["code"], r["call"], None) for r in rows], sandbox=box
     )
     out = []
     for row, tr in zip(rows, traces, strict=True):
         target = samples[row["sample"]]["output"] if row["task"] == "input" else None
-        result = align_text(row["text"], tr, sandbox=box, target=target)
+        if replies is None:
+            result = align_text(row["text"], tr, sandbox=box, target=target)
+        else:
+            result = _align_extracted(row["text"], tr, box, target, replies.get(row["id"]))
         div = result.first_divergence
         contradicted = [j for j in result.judgements if j.verdict == CONTRADICTED]
         record = {"row": row, "div": div, "n_contradicted": len(contradicted)}
@@ -143,6 +160,30 @@ def judge(rows: list[dict], samples: dict[str, dict], box: Sandbox) -> list[dict
         record["from_code"] = in_code and record["verdict"] != "located" and not answer
         record["answer_in_code"] = answer and record["verdict"] != "located"
         out.append(record)
+    return out
+
+
+def _align_extracted(
+    text: str, tr: Any, box: Sandbox, target: str | None, reply: str | None
+) -> Alignment:
+    """`align_text`, with a model's reply merged into the parsed chain before it is judged."""
+    chain = parse_chain(text, tr.code, tr.call)
+    if target is not None:
+        claim_target(chain, tr.call, target)
+    other_calls(chain, tr.call, final_claim(chain), target)
+    if reply is not None:
+        merge(chain, parse_reply(reply, chain, tr.code).claims)
+    return align(chain, tr, box, target)
+
+
+def load_replies(paths: list[str]) -> dict[str, str]:
+    """Replies to the extraction prompt, `{"id", "reply"}` per line, from any model."""
+    out: dict[str, str] = {}
+    for path in paths:
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                out[row["id"]] = row["reply"]
     return out
 
 
@@ -298,6 +339,13 @@ def main() -> int:
     ap.add_argument("--part", choices=(*PARTS, "both"), default="both")
     ap.add_argument("--show", type=int, default=0, help="print N misses of each sort (tuning only)")
     ap.add_argument("--no-scratchpads", action="store_true")
+    ap.add_argument(
+        "--extractions",
+        nargs="+",
+        metavar="FILE",
+        help="model replies to the extraction prompt (JSONL of id, reply): measure the chains "
+        "they cover with and without the claims they add (`align --extract-with`)",
+    )
     args = ap.parse_args()
     samples = {}
     for line in DATASET.read_text(encoding="utf-8").splitlines():
@@ -308,6 +356,13 @@ def main() -> int:
     with Sandbox() as box:
         for part in parts:
             rows = load(part)
+            if args.extractions:
+                replies = load_replies(args.extractions)
+                rows = [r for r in rows if r["id"] in replies]
+                if rows:
+                    report(f"{part}, prose reader only", judge(rows, samples, box))
+                    report(f"{part}, with model extraction", judge(rows, samples, box, replies))
+                continue
             if not rows:
                 print(f"\n== {part}: no chains")
                 continue

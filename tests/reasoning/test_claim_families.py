@@ -703,3 +703,22 @@ def test_a_value_in_a_comment_on_a_line_of_f_is_that_line_s_value() -> None:
     assert flagged(align_text(test, tr), test) == "True"
     words = right.replace("# 4", "# two more than the length")
     assert align_text(words, tr).first_divergence is None
+
+
+TRANSLATE = (
+    "def f(text, char1, char2):\n    t1a = []\n    t2a = []\n    for i in range(len(char1)):\n"
+    "        t1a.append(char1[i])\n        t2a.append(char2[i])\n"
+    "    t1 = text.maketrans(dict(zip(t1a, t2a)))\n    return text.translate(t1)"
+)
+
+
+def test_places_of_an_item_in_the_one_argument_that_holds_it() -> None:
+    """ "- `e` at indices 0 and 8" of f(text, char1, char2): the argument holding 'e' and long
+    enough to reach index 8 is text; "insert '*' at index 0" is an action, no place claimed."""
+    tr = run(TRANSLATE, 'f("ewriyat emf rwto segya", "tey", "dgo")')
+    text = "Characters to replace:\n- `e` at indices 0 and 8 -> `g`\n- `t` at indices 6 and 14"
+    assert flagged(align_text(text, tr), text) == "`e` at indices 0 and 8"
+    right = text.replace("0 and 8", "0, 8 and 18")
+    assert align_text(right, tr).first_divergence is None
+    action = "We insert 'e' at index 3 of a copy, which changes nothing in text."
+    assert align_text(action, tr).first_divergence is None

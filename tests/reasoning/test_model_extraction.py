@@ -111,3 +111,48 @@ def test_cli_extract_with(tmp_path, official) -> None:  # noqa: ANN001
     assert div["true"] == "['b', 'c', 'k', 's', 'r', 'u', 't', 'q']"
     claims = [c for s in data["steps"] for c in s["claims"]]
     assert [c["provenance"] for c in claims if c["verdict"] == "contradicted"] == ["model"]
+
+
+def test_a_comprehension_over_the_frame_is_a_subject() -> None:
+    """ "the capitals are S and R" restated as `[c for c in text if c.isupper()]`: the
+    comprehension's own names are its own, the rest must be f's; it is evaluated on the frame."""
+    code = "def f(text, keep):\n    out = [c for c in text if c in keep]\n    return len(out)"
+    tr = from_wire(code, "f('SaRb', 'ab')", tracer.run(code, "f('SaRb', 'ab')"))
+    chain_text = "The capitals are S and R, the kept ones a, b and R, so f returns 3."
+    chain = parse_chain(chain_text, code)
+    reply = json.dumps(
+        [
+            {
+                "sentence": "The capitals are S and R",
+                "subject": "[c for c in text if c.isupper()]",
+                "value": "['S', 'R']",
+                "when": None,
+            },
+            {
+                "sentence": "the kept ones a, b and R",
+                "subject": "[c for c in text if c in keep]",
+                "value": "['a', 'b', 'R']",
+                "when": None,
+            },
+            {
+                "sentence": "the kept ones",
+                "subject": "[c for c in text if c in os]",
+                "value": "[]",
+                "when": None,
+            },
+        ]
+    )
+    got = parse_reply(reply, chain, code)
+    assert [c.name for c in got.claims] == [
+        "[c for c in text if c.isupper()]",
+        "[c for c in text if c in keep]",
+    ] and got.dropped == 1
+    from cruxtui.core.reasoning.model_extract import merge
+
+    merge(chain, got.claims)
+    div = align(chain, tr).first_divergence
+    assert (
+        div is not None
+        and chain_text[div.claim.start : div.claim.end] == "the kept ones a, b and R"
+    )
+    assert div.true_value == "['a', 'b']"

@@ -11,6 +11,7 @@ of the loop, the start, the end of a phase); and self-corrections retract what t
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -62,6 +63,7 @@ from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scrat
 from cruxtui.core.reasoning.self_correction import retract
 from cruxtui.core.reasoning.sentence_split import split_at_iterations, split_steps
 from cruxtui.core.reasoning.table_claims import table_rows
+from cruxtui.core.util import safe_ast
 
 __all__ = ["parse_call_args", "parse_chain", "parse_prose", "parse_scratchpad"]
 
@@ -195,6 +197,7 @@ def parse_chain(text: str, code: str, call: str | None = None) -> Chain:
 
 def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
     facts = code_facts(code)
+    args = passed_args(call, facts.params)
     work = blank_think_tags(text)
     spans = code_spans(work, code)
     block = answer_block(work)
@@ -240,7 +243,7 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
                 c.start -= s
                 c.end -= s
         else:
-            claims = read_claims(chunk, facts)
+            claims = read_claims(chunk, facts, args)
         stop = _LOOP_STOPS_RE.search(chunk) if step.after_loop else None
         for c in claims:
             c.start += s
@@ -285,6 +288,28 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
             home.claims.append(claim)
             home.claims.sort(key=lambda c: c.start)
     return Chain(text, "prose", steps, code_spans=spans)
+
+
+def passed_args(call: str | None, params: list[str]) -> dict[str, object]:
+    """f's arguments in `call` by parameter name, where they are literals (positional ones
+    named by f's parameters in order) — the values a chain reasons about from the start."""
+    if not call:
+        return {}
+    try:
+        node = safe_ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return {}
+    if not isinstance(node, ast.Call):
+        return {}
+    out: dict[str, object] = {}
+    named = [(p, a) for p, a in zip(params, node.args, strict=False)]
+    named += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+    for name, arg in named:
+        try:
+            out[name] = ast.literal_eval(arg)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return out
 
 
 def _commented(text: str, masked: str, steps: list[ReasoningStep], facts: Any) -> None:

@@ -671,8 +671,17 @@ def resolve_expression(src: str, facts: CodeFacts) -> str | None:
             node = safe_ast.parse(lead, mode="eval").body
         except SyntaxError:
             return None
+    bound = {  # `[c for c in text if c.isupper()]`: c is the comprehension's own
+        t.id
+        for g in ast.walk(node)
+        if isinstance(g, ast.comprehension)
+        for t in ast.walk(g.target)
+        if isinstance(t, ast.Name)
+    }
     for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id not in facts.names and n.id not in _PURE_NAMES:
+        if isinstance(n, ast.Name) and not (
+            n.id in facts.names or n.id in _PURE_NAMES or n.id in bound
+        ):
             return None
         if isinstance(n, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom) or (
             isinstance(n, ast.Name) and n.id == "f"
@@ -1737,9 +1746,9 @@ _CHAR_WORDS = {
     "tab": "'\\t'",
 }
 _POSITIONS_RE = re.compile(
-    r"(?:(?P<q>`?)(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)(?P=q)|\bthe\s+(?:first\s+|only\s+)?"
-    r"(?P<word>" + "|".join(_CHAR_WORDS) + r"))\s+"
-    r"(?:appears|occurs|is|sits|lies|shows\s+up|is\s+found|can\s+be\s+found)\s+(?:only\s+)?at\s+"
+    r"(?:(?P<q>`?)(?P<item>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)(?P=q)|`(?P<bare>[^`\s'\"])`"
+    r"|\bthe\s+(?:first\s+|only\s+)?(?P<word>" + "|".join(_CHAR_WORDS) + r"))\s+"
+    r"(?:(?P<verb>appears|occurs|is|sits|lies|shows\s+up|is\s+found|can\s+be\s+found)\s+)?(?:only\s+)?at\s+"
     r"(?:positions|indices|indexes|index|position)\s+(?P<vals>-?\d+(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+)-?\d+)*)"
     r"(?:\s+(?:in|of)\s+`?(?P<box>[A-Za-z_]\w*)`?)?",
     re.I,
@@ -1755,9 +1764,28 @@ def _count(word: str) -> int:
     return _COUNT_WORDS.get(w) or int(w)
 
 
-def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
+def holder(facts: CodeFacts, args: dict[str, object], item: str, reach: int = 0) -> str | None:
+    """The one argument of f, as passed, that holds `item` (a character of a string argument, an
+    item of a list) and is longer than `reach` (the furthest place the chain names): where a
+    place or count of it is meant when the chain names no sequence and f takes several. None
+    when no argument or more than one fits."""
+    want = literal_value(item)
+    found = []
+    for name in facts.params:
+        have = args.get(name)
+        if isinstance(have, str | list | tuple) and len(have) > reach:
+            try:
+                if want in have:
+                    found.append(name)
+            except TypeError:
+                continue
+    return found[0] if len(found) == 1 else None
+
+
+def find_counts(text: str, facts: CodeFacts, args: dict[str, object] | None = None) -> list[Claim]:
     """Counts and lengths: "ls has 8 elements", "'abcde' - that's 6 characters", "5 appears 3
-    times in nums" (or in f's only argument when none is named)."""
+    times in nums" (or in f's only argument when none is named, or the one argument holding
+    the item)."""
     claims: list[Claim] = []
     for m in _HAS_LEN_RE.finditer(text):
         if m.group("box") not in facts.names:
@@ -1821,9 +1849,17 @@ def find_counts(text: str, facts: CodeFacts) -> list[Claim]:
         )
     for m in _POSITIONS_RE.finditer(text):
         box = m.group("box")
+        bare = m.group("bare")
+        item = m.group("item") or (repr(bare) if bare else _CHAR_WORDS[m.group("word").lower()])
         if box is None and len(facts.params) == 1:
             box = facts.params[0]
-        item = m.group("item") or _CHAR_WORDS[m.group("word").lower()]
+        elif box is None and is_literal(item) and not _ONE_PLACE.search(m.group(0)):
+            # "'e' at indices 0 and 8" of f(text, chars): the one argument holding 'e' that
+            # reaches index 8. One place ("'6' is at position 7") may be of a local sequence.
+            reach = max(int(v) for v in re.findall(r"-?\d+", m.group("vals")))
+            box = holder(facts, args or {}, item, reach)
+        if m.group("verb") is None and not (bare or _line_head(text, m.start())):
+            continue  # "insert '*' at index 0" is an action; "- `e` at indices 0, 8" a place
         if box is None or box not in facts.names or not is_literal(item):
             continue
         found = [int(v) for v in re.findall(r"-?\d+", m.group("vals"))]
@@ -2506,10 +2542,11 @@ def _clause_end_at(text: str, i: int) -> int:
     return m.start() if m else len(text)
 
 
-def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
+def read_claims(text: str, facts: CodeFacts, args: dict[str, object] | None = None) -> list[Claim]:
     """Every claim of one step's text (code already blanked), in the order written; where two
     readings overlap, the more specific one (an expression over a binding of its receiver, a
-    condition over a binding inside it) is kept."""
+    condition over a binding inside it) is kept. `args`: f's arguments as passed, by parameter
+    (what "'e' sits at 0 and 8" counts in, when f takes several)."""
     conds = find_conditions(text, list(facts.cond_text.values()))
     for c in conds:
         if c.condition:
@@ -2528,7 +2565,7 @@ def read_claims(text: str, facts: CodeFacts) -> list[Claim]:
         + find_input_types(text, facts)
         + find_inserts(text, facts)
         + find_branch_positions(text, facts)
-        + find_counts(text, facts)
+        + find_counts(text, facts, args or {})
         + find_effects(text, facts)
         + find_arithmetic(text)
         + find_worked(text, facts)

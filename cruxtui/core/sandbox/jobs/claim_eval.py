@@ -79,7 +79,9 @@ def evaluate(payload: dict[str, Any]) -> list[list[str]]:
                 _armed[0] = True
                 signal.setitimer(signal.ITIMER_PROF, budget)
                 signal.setitimer(signal.ITIMER_REAL, budget * WALL_FACTOR)
-                value = eval(code, {"__builtins__": __builtins__}, scope)  # noqa: S307
+                # The frame's names as globals: a comprehension (`[c for c in s if c in keep]`)
+                # runs in its own scope, which sees globals but not eval's locals.
+                value = eval(code, {"__builtins__": __builtins__, **scope})  # noqa: S307
                 out.append(["ok", bounded_repr(value, RESULT_LIMIT)])
             except _OverBudget:
                 out.append(["error", "timeout"])
