@@ -13,8 +13,10 @@ Side-effect free means: built only from names, constants, subscripts, slices, ar
 comparisons, boolean logic, and calls of pure builtins (`len`, `sorted`, ...) or pure methods
 (`str` methods, `count`, `index`, `get`, `keys`, ...), with no lambda, comprehension or walrus;
 and at run time every name it reads holds a plain builtin value (no generator to drain, no
-object whose methods are the sample's own code), in code that defines no class. A call of an
-impure method (`pop`, `append`, ...) is left out, sub-expressions inside it too.
+object whose methods are the sample's own code), in code that defines no class. Of a line's
+impure calls (`pop`, `append`, ...) only the first is read, with its receiver and arguments:
+what `pop`, `popitem` or `setdefault` gives is read by making the call on a copy of the
+receiver; nothing after that call is recorded (it would see the state the call changes).
 
 This runs in the sandbox child beside the tracer, so it imports nothing heavy.
 """
@@ -296,6 +298,8 @@ class LineTable:
             ]
             for part in parts:
                 self._collect(part, guard, found, seen)
+            if not self._changed:
+                self._taken(node, guard, found, seen)
             self._changed = True
             return
         if self._changed:
@@ -329,6 +333,35 @@ class LineTable:
             if isinstance(child, ast.expr):
                 self._collect(child, guard, found, seen)
 
+    def _taken(
+        self,
+        node: ast.Call,
+        guard: ast.expr | None,
+        found: list[tuple[str, ast.expr]],
+        seen: set[str],
+    ) -> None:
+        """What the line's first changing call takes out (`new_text.pop(length - 1)`,
+        `d.popitem()`, `d.setdefault(k, [])`): its result, read by making the same call on a
+        copy of the receiver as the line starts, so the run itself is never changed."""
+        func = node.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr in _TAKERS
+            and isinstance(func.value, ast.Name)
+            and all(self._facts.get(id(a), (True, False))[1] for a in node.args)
+            and not node.keywords
+        ):
+            return
+        src = self._source(node)
+        if not src or src in seen:
+            return
+        seen.add(src)
+        copied = ast.Call(ast.Name(_COPY, ast.Load()), [func.value], [])
+        body: ast.expr = ast.Call(ast.Attribute(copied, func.attr, ast.Load()), node.args, [])
+        if guard is not None:
+            body = ast.IfExp(guard, body, ast.Name(_SKIP, ast.Load()))
+        found.append((src, body))
+
     def values(self, frame: FrameType, line: int, previous: int | None) -> list[list[Any]]:
         """`[[k, repr], ...]` for the line's sub-expressions that evaluate on `frame` now.
         `previous`: the line this frame ran before (a `for` header reached from its own body is
@@ -352,11 +385,23 @@ class LineTable:
         scope["__builtins__"] = _BUILTINS
         scope[_TRY] = _try
         scope[_SKIP] = _SKIPPED
+        scope[_COPY] = _copy_of
         try:
             results = FunctionType(function, scope)()
         except Exception:  # noqa: BLE001 - never let recording disturb the traced run
             return []
         return [[k, bounded_repr(r, 200)] for k, r in enumerate(results) if r is not _SKIPPED]
+
+
+_TAKERS = frozenset(["pop", "popitem", "setdefault"])
+_COPY = "__cruxtui_copy__"
+
+
+def _copy_of(value: Any) -> Any:
+    """A shallow copy of a plain list, dict or set (anything else is not read)."""
+    if type(value) not in (list, dict, set, bytearray):
+        raise TypeError("not a plain container")
+    return value.copy()
 
 
 _SKIP = "__cruxtui_not_run__"
