@@ -38,15 +38,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cruxtui.core.reasoning.alignment import (  # noqa: E402
-    CONTRADICTED,
-    Alignment,
-    align,
-    align_text,
-    claim_target,
-)
-from cruxtui.core.reasoning.chain_parse import parse_chain  # noqa: E402
-from cruxtui.core.reasoning.final_answer import final_claim, other_calls  # noqa: E402
+from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align_text  # noqa: E402
+from cruxtui.core.reasoning.claim_types import Chain  # noqa: E402
 from cruxtui.core.reasoning.model_extract import merge, parse_reply  # noqa: E402
 from cruxtui.core.sandbox.pool import Sandbox  # noqa: E402
 from cruxtui.core.trace.steps import trace_many  # noqa: E402
@@ -166,14 +159,13 @@ def judge(
 def _align_extracted(
     text: str, tr: Any, box: Sandbox, target: str | None, reply: str | None
 ) -> Alignment:
-    """`align_text`, with a model's reply merged into the parsed chain before it is judged."""
-    chain = parse_chain(text, tr.code, tr.call)
-    if target is not None:
-        claim_target(chain, tr.call, target)
-    other_calls(chain, tr.call, final_claim(chain), target)
-    if reply is not None:
-        merge(chain, parse_reply(reply, chain, tr.code).claims)
-    return align(chain, tr, box, target)
+    """`align_text` with a recorded model reply merged in, as `align --extract-with` does."""
+
+    def extract(chain: Chain) -> None:
+        if reply is not None:
+            merge(chain, parse_reply(reply, chain, tr.code).claims, target)
+
+    return align_text(text, tr, sandbox=box, target=target, extract=extract)
 
 
 def load_replies(paths: list[str]) -> dict[str, str]:

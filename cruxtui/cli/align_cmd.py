@@ -14,6 +14,8 @@ from cruxtui.core.data.textfile import UnreadableFile, read_text
 
 if TYPE_CHECKING:
     from cruxtui.core.reasoning.alignment import Alignment
+    from cruxtui.core.reasoning.claim_types import Chain
+    from cruxtui.core.reasoning.model_extract import Extraction
     from cruxtui.core.trace.steps import Trace
 
 
@@ -93,8 +95,7 @@ def _read_cot(path: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from cruxtui.cli.options import open_dataset
-    from cruxtui.core.reasoning.alignment import align, call_to_trace, claim_target
-    from cruxtui.core.reasoning.chain_parse import parse_chain
+    from cruxtui.core.reasoning.alignment import align_text, call_to_trace
     from cruxtui.core.trace.steps import trace_sample
 
     text = _read_cot(args.cot) if args.cot is not None else _chain_from_run(args)
@@ -111,15 +112,18 @@ def run(args: argparse.Namespace) -> int:
     tr = trace_sample(sample, call)
     if tr.error and not tr.steps:
         raise CliError(f"cannot trace {call}: {tr.error}")
-    chain = parse_chain(text, tr.code, tr.call)
-    if args.task == "input":
-        claim_target(chain, tr.call, sample.output)  # proposing f(x) claims f(x) == the output
-    extraction = None
+    target = sample.output if args.task == "input" else None  # f(x) proposed claims the output
+    extraction: list[Extraction] = []
+    extract = None
     if args.extract_with:
         from cruxtui.core.reasoning.model_extract import extract_with
 
-        extraction = extract_with(args.extract_with, chain, tr.code, args.extract_model)
-    result = align(chain, tr, target=sample.output if args.task == "input" else None)
+        def extract(chain: Chain) -> None:
+            got = extract_with(args.extract_with, chain, tr.code, args.extract_model, target)
+            extraction.append(got)
+
+    result = align_text(text, tr, target=target, extract=extract)
+    chain = result.chain
     if args.json:
         out = {
             "sample": sample.id,
@@ -127,22 +131,22 @@ def run(args: argparse.Namespace) -> int:
             "call": call,
             "ended": tr.ended,
         } | result.to_json()
-        if extraction is not None:
+        if extraction:
             out["extraction"] = {
                 "endpoint": args.extract_with,
                 "added": sum(c.source == "model" for c in chain.claims),
-                "dropped": extraction.dropped,
-                "problem": extraction.problem,
+                "dropped": extraction[0].dropped,
+                "problem": extraction[0].problem,
             }
         print(json.dumps(out, ensure_ascii=False))
         return 0
     _print_report(sample.id, call, why, tr, result)
-    if extraction is not None:
+    if extraction:
         added = sum(c.source == "model" for c in chain.claims)
-        note = f"; {extraction.problem}" if extraction.problem else ""
+        note = f"; {extraction[0].problem}" if extraction[0].problem else ""
         print(
             f"model-assisted extraction ({args.extract_with}): {added} claim(s) added, "
-            f"{extraction.dropped} dropped{note}"
+            f"{extraction[0].dropped} dropped{note}"
         )
     return 0
 

@@ -156,3 +156,29 @@ def test_a_comprehension_over_the_frame_is_a_subject() -> None:
         and chain_text[div.claim.start : div.claim.end] == "the kept ones a, b and R"
     )
     assert div.true_value == "['a', 'b']"
+
+
+def test_the_target_restated_is_the_question_not_a_claim() -> None:
+    """Input task: "Target: 2" restated by the model as f's result is the question; the
+    proposed call claims the target itself (and is the divergence when it misses it)."""
+    from cruxtui.core.reasoning.alignment import align_text
+    from cruxtui.core.reasoning.model_extract import merge
+
+    code = "def f(s):\n    return s.count('a')"
+    tr = from_wire(code, "f('ab')", tracer.run(code, "f('ab')"))
+    text = "Target: 2. Each 'a' counts once, so f('ab') will do.\n[ANSWER]\nf('ab')\n[/ANSWER]"
+    reply = json.dumps(
+        [
+            {"sentence": "Target: 2", "subject": "return", "value": "2", "when": "end"},
+            {"sentence": "f('ab') will do", "subject": "s.count('a')", "value": "2"},
+        ]
+    )
+
+    def extract(chain) -> None:  # noqa: ANN001
+        merge(chain, parse_reply(reply, chain, code).claims, "2")
+
+    result = align_text(text, tr, target="2", extract=extract)
+    assert not any(c.source == "model" and c.kind == "return" for c in result.chain.claims)
+    div = result.first_divergence
+    assert div is not None and text[div.claim.start : div.claim.end] == "f('ab') will do"
+    assert div.claim.source == "model" and div.true_value == "1"

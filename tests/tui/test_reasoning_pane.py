@@ -239,3 +239,24 @@ def test_snapshot_expression_claims(snap_compare) -> None:  # noqa: ANN001
         await wait_for(pilot, lambda: screen.index > 0, what="the divergence")
 
     assert snap_compare(_TraceApp(), terminal_size=(120, 32), run_before=run_before)
+
+
+async def test_an_input_task_chain_is_held_to_the_output_asked_for() -> None:
+    """For the input task, proposing f(x) claims f(x) gives the sample's output: the pane aligns
+    with that target, as `cruxtui align --task input` does, so a proposed input that gives
+    another output is the divergence even when the chain never writes the output down."""
+    from cruxtui.tui.widgets.reasoning_view import Reasoning
+
+    app = _TraceApp()
+    chain = "An 'a' counts one, so two of them are needed: f('ab').\n[ANSWER]\nf('ab')\n[/ANSWER]"
+    async with app.run_test(size=(120, 32)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TraceScreen)
+        view = screen.show_generation(Reasoning(chain, "demo", "input"))
+        await wait_for(pilot, lambda: screen.trace is not None and screen.trace.call == "f('ab')")
+        view = await aligned(pilot, view)
+        assert view.target == SAMPLE.output
+        assert view.alignment is not None
+        div = view.alignment.first_divergence
+        assert div is not None and div.claim.kind == "return" and div.true_value == "1"

@@ -18,6 +18,7 @@ not say it unambiguously the claim is unverifiable rather than contradicted.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,13 +142,23 @@ def align(chain: Chain, trace: Any, sandbox: Any = None, target: str | None = No
     return Alignment(chain, trace, where, judgements)
 
 
-def align_text(text: str, trace: Any, sandbox: Any = None, target: str | None = None) -> Alignment:
+def align_text(
+    text: str,
+    trace: Any,
+    sandbox: Any = None,
+    target: str | None = None,
+    extract: Callable[[Chain], object] | None = None,
+) -> Alignment:
     """Parse `text` (prose or scratchpad) for the traced code and align it. `target`: for the
-    input task, the output the chain's proposed call must give (its answer claims as much)."""
+    input task, the output the chain's proposed call must give (its answer claims as much).
+    `extract`: adds claims to the parsed chain before it is judged (model-assisted extraction,
+    `model_extract`); the one way the CLI, the reasoning pane and the benchmark align a chain."""
     chain = parse_chain(text, trace.code, trace.call)
     if target is not None:
         claim_target(chain, trace.call, target)
     other_calls(chain, trace.call, final_claim(chain), target)
+    if extract is not None:
+        extract(chain)
     return align(chain, trace, sandbox, target)
 
 

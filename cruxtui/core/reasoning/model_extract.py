@@ -26,7 +26,7 @@ from cruxtui.core.reasoning.claim_types import (
     Claim,
 )
 from cruxtui.core.reasoning.code_facts import code_facts
-from cruxtui.core.reasoning.literal_scan import is_literal
+from cruxtui.core.reasoning.literal_scan import is_literal, value_key
 from cruxtui.core.reasoning.prose_claims import resolve_expression
 
 MAX_CLAIMS = 200
@@ -148,11 +148,17 @@ def _claim(item: Any, text: str, facts: Any, cursor: int) -> Claim | None:
     return claim
 
 
-def merge(chain: Chain, claims: list[Claim]) -> int:
+def merge(chain: Chain, claims: list[Claim], target: str | None = None) -> int:
     """Add the model's claims to the steps they fall in, unless the prose reader already read a
-    claim on the same subject there. Returns how many were added."""
+    claim on the same subject there. Returns how many were added. `target`: for the input task,
+    the output asked for; a result claimed equal to it ("Target: [1, 2, 4]", "find x such that
+    f(x) == [1, 2, 4]") is the question restated, not a claim about the proposed run (the
+    proposed call itself claims it, `alignment.claim_target`)."""
+    goal = value_key(target) if target is not None else None
     added = 0
     for claim in claims:
+        if goal is not None and claim.kind == RETURN and value_key(claim.value) == goal:
+            continue
         step = next((s for s in chain.steps if s.start <= claim.start < s.end), None)
         if step is None:
             continue
@@ -169,7 +175,9 @@ def merge(chain: Chain, claims: list[Claim]) -> int:
     return added
 
 
-def extract_with(endpoint: str, chain: Chain, code: str, model: str | None = None) -> Extraction:
+def extract_with(
+    endpoint: str, chain: Chain, code: str, model: str | None = None, target: str | None = None
+) -> Extraction:
     """Ask `endpoint` for the chain's claims and merge those that check out into `chain`."""
     prompt = PROMPT.format(code=code, chain=chain.text)
     try:
@@ -177,5 +185,5 @@ def extract_with(endpoint: str, chain: Chain, code: str, model: str | None = Non
     except Exception as exc:  # noqa: BLE001 - the endpoint is optional; say why and go on
         return Extraction(problem=f"{type(exc).__name__}: {str(exc)[:200]}")
     got = parse_reply(reply, chain, code)
-    merge(chain, got.claims)
+    merge(chain, got.claims, target)
     return got

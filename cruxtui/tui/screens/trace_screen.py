@@ -138,17 +138,20 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
         if reasoning:
             self.show_generation(reasoning)
 
-    def show_reasoning(self, text: str, source: str = "") -> ReasoningView | None:
-        """Show `text` beside the code, aligned with this trace (replacing an earlier pane)."""
+    def show_reasoning(
+        self, text: str, source: str = "", target: str | None = None
+    ) -> ReasoningView | None:
+        """Show `text` beside the code, aligned with this trace (replacing an earlier pane).
+        `target`: for the input task, the output the chain's proposed call must give."""
         if self.trace is None or not self.trace.steps:
             self.notify("No trace to align with yet.", severity="warning")
             return None
         existing = self.query(ReasoningView)
         if existing:
             view = existing.first()
-            view.set_reasoning(text, source, self.trace)
+            view.set_reasoning(text, source, self.trace, target)
         else:
-            view = ReasoningView(text, source, self.trace, id="trace-reasoning")
+            view = ReasoningView(text, source, self.trace, target, id="trace-reasoning")
             self.add_pane(view)
         view.focus()
         return view
@@ -156,7 +159,8 @@ class TraceScreen(ReportsTaskErrors, Screen[None]):
     def show_generation(self, reasoning: Reasoning) -> ReasoningView | None:
         """Show a generation's reasoning. For the input task the model reasons about the input it
         chose, so the screen traces the call from its answer (the pane re-aligns when that lands)."""
-        view = self.show_reasoning(reasoning.text, reasoning.source)
+        target = self.sample.output if reasoning.task == "input" else None
+        view = self.show_reasoning(reasoning.text, reasoning.source, target)
         if view is not None and reasoning.task == "input":
             call, why = call_to_trace(self.sample, reasoning.text, "input")
             if call != self.call:

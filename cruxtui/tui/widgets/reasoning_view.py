@@ -27,9 +27,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static, TextArea
 from textual.worker import get_current_worker
 
-from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align
-from cruxtui.core.reasoning.chain_parse import parse_chain
-from cruxtui.core.reasoning.model_extract import extract_with
+from cruxtui.core.reasoning.alignment import CONTRADICTED, Alignment, align_text
+from cruxtui.core.reasoning.claim_types import Chain
+from cruxtui.core.reasoning.model_extract import Extraction, extract_with
 from cruxtui.core.runs.store import RunStoreError
 from cruxtui.core.trace.steps import Trace
 from cruxtui.tui.messages import AlignmentReady, GotoStep, StepChanged
@@ -60,10 +60,14 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
         Binding("m", "toggle_extraction", "Model extraction", id="reasoning.extract"),
     ]
 
-    def __init__(self, text: str, source: str, trace: Trace, **kwargs: Any) -> None:
+    def __init__(
+        self, text: str, source: str, trace: Trace, target: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.text = text
         self.source = source
+        self.target = target
+        """For the input task, the output the chain's proposed call must give."""
         self.alignment: Alignment | None = None
         self.current: int | None = None
         self._trace = trace
@@ -92,9 +96,11 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
     def on_mount(self) -> None:
         self._realign(self._trace)
 
-    def set_reasoning(self, text: str, source: str, trace: Trace) -> None:
-        """Show another chain in this pane."""
-        self.text, self.source = text, source
+    def set_reasoning(
+        self, text: str, source: str, trace: Trace, target: str | None = None
+    ) -> None:
+        """Show another chain in this pane (`target`: see `__init__`)."""
+        self.text, self.source, self.target = text, source, target
         self.alignment = None
         self.refresh(recompose=True)
         self._realign(trace)
@@ -102,7 +108,7 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
     # Alignment (in a worker) ------------------------------------------------------------
     def _realign(self, trace: Trace) -> None:
         self._trace = trace
-        self._align_worker(self.text, trace, self.extract_with)
+        self._align_worker(self.text, trace, self.extract_with, self.target)
 
     @work(
         thread=True,
@@ -111,14 +117,21 @@ class ReasoningView(ReportsTaskErrors, VerticalScroll, can_focus=True):
         name="Aligning reasoning",
         exit_on_error=False,
     )
-    def _align_worker(self, text: str, trace: Trace, endpoint: str | None) -> None:
-        chain = parse_chain(text, trace.code, trace.call)
+    def _align_worker(
+        self, text: str, trace: Trace, endpoint: str | None, target: str | None
+    ) -> None:
+        got: list[Extraction] = []
+
+        def extract(chain: Chain) -> None:
+            if endpoint is not None:
+                got.append(extract_with(endpoint, chain, trace.code, target=target))
+
+        alignment = align_text(text, trace, target=target, extract=extract)
         note = ""
-        if endpoint is not None:
-            got = extract_with(endpoint, chain, trace.code)
-            added = sum(c.source == "model" for c in chain.claims)
-            note = f"model: {added} claim(s)" + (f"; {got.problem}" if got.problem else "")
-        alignment = align(chain, trace)
+        if got:
+            added = sum(c.source == "model" for c in alignment.chain.claims)
+            problem = got[0].problem
+            note = f"model: {added} claim(s)" + (f"; {problem}" if problem else "")
         self.extraction_note = note
         if not get_current_worker().is_cancelled:
             self.post_message(AlignmentReady(self, alignment))
