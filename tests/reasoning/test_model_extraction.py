@@ -182,3 +182,28 @@ def test_the_target_restated_is_the_question_not_a_claim() -> None:
     div = result.first_divergence
     assert div is not None and text[div.claim.start : div.claim.end] == "f('ab') will do"
     assert div.claim.source == "model" and div.true_value == "1"
+
+
+def test_a_supposed_run_or_a_question_is_no_model_claim() -> None:
+    """The model's claims pass the prose reader's sentence rules: "if it were ..." speaks of
+    another run, and a question asks; either would be a false divergence if judged."""
+    from cruxtui.core.reasoning.model_extract import merge
+
+    tr = from_wire(CODE, "f('abbr')", tracer.run(CODE, "f('abbr')"))
+    text = (
+        "If it were 'abc', the half would be 'bc'. Is the half 'xx'? "
+        "No: the half is 'br', so f returns 'BR'."
+    )
+    chain = parse_chain(text, CODE)
+    half = "text[n // 2:]"
+    reply = json.dumps(
+        [
+            {"sentence": "the half would be 'bc'", "subject": half, "value": "'bc'"},
+            {"sentence": "Is the half 'xx'", "subject": half, "value": "'xx'"},
+            {"sentence": "the half is 'br'", "subject": half, "value": "'br'"},
+        ]
+    )
+    assert merge(chain, parse_reply(reply, chain, CODE).claims) == 2
+    assert align(chain, tr).first_divergence is None
+    model = [(c.value, c.asked) for c in chain.claims if c.source == "model"]
+    assert model == [("'xx'", True), ("'br'", False)]

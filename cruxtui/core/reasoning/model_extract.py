@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from cruxtui.core.reasoning.claim_judge import is_hypothetical
 from cruxtui.core.reasoning.claim_types import (
     BINDING,
     CONDITION,
@@ -150,18 +151,21 @@ def _claim(item: Any, text: str, facts: Any, cursor: int) -> Claim | None:
 
 def merge(chain: Chain, claims: list[Claim], target: str | None = None) -> int:
     """Add the model's claims to the steps they fall in, unless the prose reader already read a
-    claim on the same subject there. Returns how many were added. `target`: for the input task,
-    the output asked for; a result claimed equal to it ("Target: [1, 2, 4]", "find x such that
-    f(x) == [1, 2, 4]") is the question restated, not a claim about the proposed run (the
-    proposed call itself claims it, `alignment.claim_target`)."""
+    claim on the same subject there or the sentence supposes another run; a claim asked is
+    marked so, as the prose reader's are. (The model is asked to leave out values the chain
+    takes back: the prose reader's rules for that are keyed to its own readings, and "wait, let
+    me double-check 'i'" would take back a model's claim about 'o'.) Returns how many were
+    added. `target`: for the input task, the output asked for; a result claimed equal to it
+    ("Target: [1, 2, 4]", "find x such that f(x) == [1, 2, 4]") is the question restated, not a
+    claim about the proposed run (the proposed call itself claims it, `claim_target`)."""
     goal = value_key(target) if target is not None else None
-    added = 0
+    kept: list[Claim] = []
     for claim in claims:
         if goal is not None and claim.kind == RETURN and value_key(claim.value) == goal:
             continue
         step = next((s for s in chain.steps if s.start <= claim.start < s.end), None)
-        if step is None:
-            continue
+        if step is None or is_hypothetical(step.text):
+            continue  # (a run the chain supposes, read alike from the prose)
         if any(
             c.start < claim.end
             and claim.start < c.end
@@ -169,10 +173,13 @@ def merge(chain: Chain, claims: list[Claim], target: str | None = None) -> int:
             for c in step.claims
         ):
             continue
+        claim.asked = claim.kind != RETURN and bool(
+            re.match(r"[`'\"\s]*\?", chain.text[claim.end : claim.end + 4])
+        )
         step.claims.append(claim)
         step.claims.sort(key=lambda c: c.start)
-        added += 1
-    return added
+        kept.append(claim)
+    return len(kept)
 
 
 def extract_with(
