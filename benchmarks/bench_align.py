@@ -19,7 +19,11 @@ collection) and per error kind. The held-out part is only ever reported in aggre
 tuning part alone. A last line checks scratchpads: the one a perfect model writes
 (`prompts.scratchpad_from_trace`) must not alarm, and one flipped condition must be found there.
 
-Run: `python benchmarks/bench_align.py [--part tuning|held_out|both] [--show N]`.
+With `--extractions FILE...` (recorded replies of a model to the extraction prompt, see
+`reasoning_corpus/extractions/`) the chains those cover are measured twice, by the prose reader
+alone and with the model's claims merged in, as `cruxtui align --extract-with` does.
+
+Run: `python benchmarks/bench_align.py [--part tuning|held_out|both] [--show N] [--extractions FILE...]`.
 """
 
 from __future__ import annotations

@@ -155,7 +155,9 @@ def main() -> int:
         if line.strip():
             row = json.loads(line)
             samples[row["id"]] = row
-    files = args.files or sorted(HERE.glob("*/*.jsonl"))
+    files = args.files or sorted(
+        p for part in ("tuning", "held_out") for p in (HERE / part).glob("*.jsonl")
+    )
     ids: set[str] = set()
     total = bad = 0
     for f in files:
