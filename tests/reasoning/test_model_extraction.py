@@ -207,3 +207,17 @@ def test_a_supposed_run_or_a_question_is_no_model_claim() -> None:
     assert align(chain, tr).first_divergence is None
     model = [(c.value, c.asked) for c in chain.claims if c.source == "model"]
     assert model == [("'xx'", True), ("'br'", False)]
+
+
+def test_a_variable_named_output_is_that_variable() -> None:
+    """ "output" is how a model may name f's result, unless f has a variable of that name."""
+    code = "def f(xs):\n    output = ['x']\n    output.extend(xs)\n    return output"
+    chain = parse_chain("output starts as ['x'], so f returns ['x', 1].", code)
+    reply = json.dumps(
+        [
+            {"sentence": "output starts as ['x']", "subject": "output", "value": "['x']"},
+            {"sentence": "f returns ['x', 1]", "subject": "return", "value": "['x', 1]"},
+        ]
+    )
+    got = parse_reply(reply, chain, code)
+    assert [(c.kind, c.name) for c in got.claims] == [("binding", "output"), ("return", None)]

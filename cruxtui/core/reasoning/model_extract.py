@@ -131,10 +131,10 @@ def _claim(item: Any, text: str, facts: Any, cursor: int) -> Claim | None:
         return None
     span = (at, at + len(sentence))
     subject = subject.strip().strip("`")
-    if subject.lower() in ("return", "result of f", "f", "output", "answer"):
-        claim = Claim(RETURN, sentence, value)
-    elif subject in facts.names:
+    if subject in facts.names:  # f's own `output` or `result` is a variable, not its result
         claim = Claim(BINDING, sentence, value, name=subject)
+    elif subject.lower() in ("return", "result of f", "f", "output", "answer"):
+        claim = Claim(RETURN, sentence, value)
     else:
         expr = resolve_expression(subject, facts)
         if expr is None:
