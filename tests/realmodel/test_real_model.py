@@ -161,3 +161,30 @@ def test_cases_from_run_and_replay(
     assert [a["seed"] for a in result["attempts"]] == [7, 8]  # distinct requests, not one twice
     assert all(a["raw"].strip() for a in result["attempts"])
     assert result["status"] in ("reproduced", "partly", "fixed")
+
+
+def test_model_assisted_extraction_with_a_real_model(real_model: RealModel) -> None:
+    """A weak real model asked to restate a chain as claims answers what it answers: whatever
+    comes back, nothing crashes, every claim kept points into the chain and is judged against
+    the trace, and what was not kept is counted or said."""
+    from cruxtui.core.reasoning.alignment import align_text
+    from cruxtui.core.reasoning.model_extract import Extraction, extract_with
+    from cruxtui.core.sandbox.jobs import tracer
+    from cruxtui.core.trace.steps import from_wire
+
+    code = "def f(text):\n    n = len(text)\n    half = text[n // 2:]\n    return half.upper()"
+    tr = from_wire(code, "f('abbr')", tracer.run(code, "f('abbr')"))
+    text = "n = 4, so the second half is 'bbr' and f returns 'BBR'."
+    got: list[Extraction] = []
+
+    def extract(chain) -> None:  # noqa: ANN001
+        got.append(extract_with(real_model.url, chain, code, real_model.model, max_tokens=200))
+
+    result = align_text(text, tr, extract=extract)
+    [extraction] = got
+    model = [c for c in result.chain.claims if c.source == "model"]
+    assert all(text[c.start : c.end] == c.text for c in model)
+    judged = {id(j.claim) for j in result.judgements}
+    assert all(id(c) in judged for c in model)
+    div = result.first_divergence
+    assert div is not None  # the prose alone finds 'bbr' or 'BBR' wrong, whatever the model says

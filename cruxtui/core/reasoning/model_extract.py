@@ -59,7 +59,18 @@ class Extraction:
     """Claims in the reply that were left out (sentence not in the chain, subject unknown...)."""
 
 
-def ask_model(endpoint: str, model: str | None, prompt: str, timeout: float = 60.0) -> str:
+MAX_TOKENS = 4096
+"""The reply's budget: a claims list for the longest chains fits; a model that rambles on is cut
+there (its list then unreadable: "no JSON list"), not waited on until the timeout."""
+
+
+def ask_model(
+    endpoint: str,
+    model: str | None,
+    prompt: str,
+    timeout: float = 60.0,
+    max_tokens: int = MAX_TOKENS,
+) -> str:
     """One chat completion from an OpenAI-compatible endpoint (`endpoint` is its base URL or
     the name of a configured `[endpoints.*]` table)."""
     import openai
@@ -77,7 +88,10 @@ def ask_model(endpoint: str, model: str | None, prompt: str, timeout: float = 60
         listed = client.models.list()
         chosen = next(iter(listed.data)).id
     reply = client.chat.completions.create(
-        model=chosen, messages=[{"role": "user", "content": prompt}], temperature=0
+        model=chosen,
+        messages=[{"role": "user", "content": prompt}],
+        temperature=0,
+        max_tokens=max_tokens,
     )
     return reply.choices[0].message.content or ""
 
@@ -183,12 +197,17 @@ def merge(chain: Chain, claims: list[Claim], target: str | None = None) -> int:
 
 
 def extract_with(
-    endpoint: str, chain: Chain, code: str, model: str | None = None, target: str | None = None
+    endpoint: str,
+    chain: Chain,
+    code: str,
+    model: str | None = None,
+    target: str | None = None,
+    max_tokens: int = MAX_TOKENS,
 ) -> Extraction:
     """Ask `endpoint` for the chain's claims and merge those that check out into `chain`."""
     prompt = PROMPT.format(code=code, chain=chain.text)
     try:
-        reply = ask_model(endpoint, model, prompt)
+        reply = ask_model(endpoint, model, prompt, max_tokens=max_tokens)
     except Exception as exc:  # noqa: BLE001 - the endpoint is optional; say why and go on
         return Extraction(problem=f"{type(exc).__name__}: {str(exc)[:200]}")
     got = parse_reply(reply, chain, code)
