@@ -730,3 +730,23 @@ def test_a_float_rounded_to_another_value_is_still_a_slip() -> None:
     text = "total = 10 and mean = 10 / 3 = 3.5. Only 7 is above it, so f returns [2, 7]."
     fd = align_text(text, run(MEAN, "f([1, 2, 7])")).first_divergence
     assert fd is not None and fd.claim.value == "3.5"
+
+
+def test_the_code_s_loop_test_described_and_a_place_at_the_end() -> None:
+    """ "it loops while the substring 'ab' is in text" describes the code's test, it does not
+    say the test holds; "the slice stops at the end" is a place in the list, not the end of the
+    run (where lst[1:4] is already reversed)."""
+    code = "def f(text):\n    while 'ab' in text:\n        text = text.replace('ab', 'ba')\n    return text"
+    text = (
+        "The function loops while the substring 'ab' is in text, swapping it. Here text is "
+        "'xyz', so the loop never runs and f returns 'xyz'."
+    )
+    result = align_text(text, run(code, "f('xyz')"))
+    assert result.first_divergence is None, result.first_divergence
+    code = "def f(lst):\n    lst[1:4] = lst[1:4][::-1]\n    return lst"
+    text = (
+        "lst has 3 items, so the slice just stops at the end: lst[1:4] = [2, 3]. Reversed it is "
+        "[3, 2], so lst becomes [1, 3, 2]. **Answer:** [1, 3, 2]"
+    )
+    result = align_text(text, run(code, "f([1, 2, 3])"))
+    assert result.first_divergence is None, result.first_divergence

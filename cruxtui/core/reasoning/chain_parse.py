@@ -100,11 +100,12 @@ _AT_END_RE = re.compile(
 _PLACED_BEFORE = re.compile(
     r"\b(?:add(?:s|ed|ing)?|append(?:s|ed|ing)?|insert(?:s|ed|ing)?|put(?:s|ting)?|plac(?:e|es|ed|ing)|"
     r"push(?:es|ed|ing)?|go(?:es)?|went|land(?:s|ed)?|stick(?:s|ing)?|tack(?:s|ed)?|"
-    r"attach(?:es|ed)?|mov(?:e|es|ed|ing))\b[^,;.\n]{0,30}$",
+    r"attach(?:es|ed)?|mov(?:e|es|ed|ing)|stop(?:s|ped|ping)?|sits?|lies|reach(?:es|ed)?)"
+    r"\b[^,;.\n]{0,30}$",
     re.I,
 )
-"""Words that put something somewhere: "at the end" after them is a place in a sequence ("adds
-key 8 at the end"), not the end of the run."""
+"""Words that put something somewhere or say where it is: "at the end" after them is a place in
+a sequence ("adds key 8 at the end", "the slice stops at the end"), not the end of the run."""
 
 
 def _speaks_of_the_end(chunk: str) -> bool:

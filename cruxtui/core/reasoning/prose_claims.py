@@ -2630,17 +2630,22 @@ def _chained_bindings(text: str, chosen: list[Claim], facts: CodeFacts) -> list[
     return out
 
 
-_IF_WORDS = re.compile(r"\b(?:if|when|whenever|unless|until|in\s+case)\s+`?$", re.I)
+_IF_WORDS = re.compile(
+    r"\b(?:if|when|whenever|unless|until|while|as\s+long\s+as|in\s+case)\s+"
+    r"(?:the\s+(?:substring|string|value|item|character|list|number)\s+)?`?$",
+    re.I,
+)
 
 
 def _conditional(text: str, claim: Claim) -> bool:
-    """ "if c.isascii() is False, return False": the code's logic described, not a claim."""
+    """ "if c.isascii() is False, return False", "it loops while the substring 'ab' is in
+    text": the code's logic described, not a claim."""
     if claim.kind not in (CONDITION, EXPRESSION, BINDING):
         return False
     own = text[claim.start : claim.end].lstrip(" `")
-    if re.match(r"(?:if|when|whenever|unless|until)\s", own, re.I):
+    if re.match(r"(?:if|when|whenever|unless|until|while)\s", own, re.I):
         return True
-    return bool(_IF_WORDS.search(text[max(0, claim.start - 12) : claim.start]))
+    return bool(_IF_WORDS.search(text[max(0, claim.start - 32) : claim.start]))
 
 
 def _asked(text: str, claim: Claim) -> bool:
