@@ -755,7 +755,7 @@ def blank_think_tags(text: str) -> str:
     return _THINK_TAGS.sub(lambda m: " " * len(m.group(0)), text)
 
 
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     w: i
     for i, w in enumerate(
         [
@@ -772,9 +772,21 @@ _NUMBER_WORDS = {
             "ten",
             "eleven",
             "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
         ]
     )
 }
+"""Numbers as people write them in words, for answers ("f returns zero") and counts ("the loop
+runs thirteen times")."""
+NUMBER_ALT = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
+"""The words as a regex alternation, longest first: "seventeen" is not "seven"."""
 KIND_NOUNS: dict[str, type | None] = {
     "input": None,
     "argument": None,
@@ -804,7 +816,7 @@ _DESCRIBED = re.compile(
     r"(?:\s+of\s+`?f\([^\n`]*?\)`?)?\s+(?:is|will\s+be))\s+"
     r"(?P<desc>(?:an?|the)\s+empty\s+(?P<empty>list|string|str|dict|dictionary|tuple|set)"
     r"|`?(?P<const>nothing|none|true|false)`?"
-    r"|(?P<num>" + "|".join(_NUMBER_WORDS) + r")"
+    r"|(?P<num>" + NUMBER_ALT + r")"
     r"|(?:the\s+|its\s+)?(?:original|same|unchanged|unmodified)\s+(?:input\s+)?`?(?P<orig>\w+)`?"
     r"(?:\s+(?:unchanged|unmodified|as\s+it\s+was(?:\s+(?:passed|given))?))?"
     r"|(?:the\s+|its\s+)?(?:input\s+)?`?(?P<kept>\w+)`?\s+(?:unchanged|unmodified))"
@@ -949,7 +961,7 @@ def described_answer(prose: str, text: str, code: str, call: str | None) -> Clai
     elif m.group("const"):
         value = ({"nothing": "None"} | _WORD_CONSTANTS)[m.group("const").lower()]
     elif m.group("num"):
-        value = str(_NUMBER_WORDS[m.group("num").lower()])
+        value = str(NUMBER_WORDS[m.group("num").lower()])
     else:
         noun = m.group("orig") or m.group("kept")
         args = _arguments(code, call) if call else None

@@ -31,7 +31,7 @@ from cruxtui.core.reasoning.claim_types import (
     ReasoningStep,
 )
 from cruxtui.core.reasoning.code_facts import CHANGING, CodeFacts
-from cruxtui.core.reasoning.final_answer import CONDITIONED, KIND_NOUNS
+from cruxtui.core.reasoning.final_answer import CONDITIONED, KIND_NOUNS, NUMBER_WORDS
 from cruxtui.core.reasoning.frame_eval import BUILTIN_NAMES
 from cruxtui.core.reasoning.literal_scan import (
     CLEAN_AFTER,
@@ -94,38 +94,7 @@ _AT_CALL_RE = re.compile(
     re.I,
 )
 _LINE_REF_RE = re.compile(r"\b(?:after|on|in|at|executing|running)\s+line\s+(\d+)\b", re.I)
-_COUNT_WORDS = {
-    "once": 1,
-    "twice": 2,
-    **{
-        w: k
-        for k, w in enumerate(
-            [
-                "one",
-                "two",
-                "three",
-                "four",
-                "five",
-                "six",
-                "seven",
-                "eight",
-                "nine",
-                "ten",
-                "eleven",
-                "twelve",
-                "thirteen",
-                "fourteen",
-                "fifteen",
-                "sixteen",
-                "seventeen",
-                "eighteen",
-                "nineteen",
-                "twenty",
-            ],
-            start=1,
-        )
-    },
-}
+_COUNT_WORDS = {"once": 1, "twice": 2, **{w: k for w, k in NUMBER_WORDS.items() if k}}
 _COUNT_ALT = "|".join(sorted(_COUNT_WORDS, key=len, reverse=True))
 """Counts as people write them, in words: the longest first, so "seventeen" is not "seven"."""
 
