@@ -11,7 +11,6 @@ of the loop, the start, the end of a phase); and self-corrections retract what t
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any
 
@@ -43,6 +42,7 @@ from cruxtui.core.reasoning.final_answer import (
     namely_returns,
     names_a_call,
     of_a_rewrite,
+    passed_args,
     same_call,
     stated_answers,
     tests_another_call,
@@ -51,6 +51,7 @@ from cruxtui.core.reasoning.final_answer import (
     word_answers,
 )
 from cruxtui.core.reasoning.prose_claims import (
+    ORDINALS,
     answer_questions,
     found_at,
     iterations,
@@ -63,7 +64,6 @@ from cruxtui.core.reasoning.scratchpad_parse import parse_call_args, parse_scrat
 from cruxtui.core.reasoning.self_correction import retract
 from cruxtui.core.reasoning.sentence_split import split_at_iterations, split_steps
 from cruxtui.core.reasoning.table_claims import table_rows
-from cruxtui.core.util import safe_ast
 
 __all__ = ["parse_call_args", "parse_chain", "parse_prose", "parse_scratchpad"]
 
@@ -131,21 +131,9 @@ _BULK_RESULT_RE = re.compile(
     r"which\s+gives|to\s+get|produces|yields)\b",
     re.I,
 )
-_ORDINAL_WORDS = [
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "eleventh",
-    "twelfth",
-]
-_BARE_ORDINAL = re.compile(r"\b(?:" + "|".join(_ORDINAL_WORDS) + r")\b", re.I)
+_BARE_ORDINAL = re.compile(r"\b(?:" + "|".join(ORDINALS) + r")\b", re.I)
+_LOOP_PLACE = re.compile(r"\b(first|second|third|fourth)\s+(?:`?for`?\s+)?loop\b", re.I)
+"""A loop named by its place among f's loops ("Second loop: ...")."""
 _LOOP_ORDINAL_RE = re.compile(
     r"\b(?:after|once|when)\s+the\s+(first|second|third)\s+(?:\w+\s+)?loop\b", re.I
 )
@@ -198,7 +186,7 @@ def parse_chain(text: str, code: str, call: str | None = None) -> Chain:
 
 def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
     facts = code_facts(code)
-    args = passed_args(call, facts.params)
+    args = passed_args(call, facts.params) or {}
     work = blank_think_tags(text)
     spans = code_spans(work, code)
     block = answer_block(work)
@@ -218,7 +206,9 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
         if step.iteration is not None and len(_BARE_ORDINAL.findall(chunk)) > 1:
             step.iteration = None  # "the third iteration adds 17 and the fourth adds 89"
         if m := _LOOP_ORDINAL_RE.search(chunk):
-            step.loop_ordinal = _ORDINAL_WORDS.index(m.group(1).lower()) + 1
+            step.loop_ordinal = ORDINALS[m.group(1).lower()]
+        if m := _LOOP_PLACE.search(chunk):
+            step.named_loop = ORDINALS[m.group(1).lower()]
         step.after_loop = bool(_AFTER_LOOP_RE.search(chunk))
         step.at_end = _speaks_of_the_end(chunk) and not step.after_loop
         step.in_loop = bool(_IN_LOOP_RE.search(chunk)) and not (step.after_loop or step.at_end)
@@ -289,28 +279,6 @@ def parse_prose(text: str, code: str, call: str | None = None) -> Chain:
             home.claims.append(claim)
             home.claims.sort(key=lambda c: c.start)
     return Chain(text, "prose", steps, code_spans=spans)
-
-
-def passed_args(call: str | None, params: list[str]) -> dict[str, object]:
-    """f's arguments in `call` by parameter name, where they are literals (positional ones
-    named by f's parameters in order) — the values a chain reasons about from the start."""
-    if not call:
-        return {}
-    try:
-        node = safe_ast.parse(call.strip(), mode="eval").body
-    except (SyntaxError, ValueError):
-        return {}
-    if not isinstance(node, ast.Call):
-        return {}
-    out: dict[str, object] = {}
-    named = [(p, a) for p, a in zip(params, node.args, strict=False)]
-    named += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
-    for name, arg in named:
-        try:
-            out[name] = ast.literal_eval(arg)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-    return out
 
 
 def _commented(text: str, masked: str, steps: list[ReasoningStep], facts: Any) -> None:

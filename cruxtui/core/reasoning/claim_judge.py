@@ -66,8 +66,6 @@ _HYPOTHETICAL = re.compile(
 out == 'ab'"; not "target is ...", which may name a variable): reasoning backwards states the target, not what the run has so far)."""
 
 
-_ORDINALS = ("first", "second", "third", "fourth")
-_LOOP_PLACE = re.compile(r"\b(first|second|third|fourth)\s+(?:`?for`?\s+)?loop\b", re.I)
 _ANOTHER_MOMENT = re.compile(
     r"\b(?:(?:before|after)\s+(?:the\s+|this\s+|that\s+|each\s+|every\s+)?(?:loop|call|line|step|"
     r"iteration|pass|update|change|assignment|append|insert|pop|clear|sort|reverse|split|replace|"
@@ -912,14 +910,12 @@ class Judge:
     def _named_loop_values(self, step: ReasoningStep, claim: Claim) -> list[str] | None:
         """ "Second loop: for i in range(1, 3), so i goes 1, 2, 3": of two loops over i, the one
         the step names by its place among f's loops."""
-        m = _LOOP_PLACE.search(step.text)
-        if m is None:
+        if step.named_loop is None:
             return None
         headers = sorted(h for h, _b, _e in self.shape.loops)
-        place = _ORDINALS.index(m.group(1).lower())
-        if place >= len(headers):
+        if step.named_loop > len(headers):
             return None
-        return self.pos.loop_values_at.get(headers[place], {}).get(claim.name or "")
+        return self.pos.loop_values_at.get(headers[step.named_loop - 1], {}).get(claim.name or "")
 
     def _loop_values(self, step: ReasoningStep, claim: Claim) -> Judgement:
         """ "k takes the values 1 and 2": the values the loop variable really takes, in order."""

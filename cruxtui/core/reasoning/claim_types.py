@@ -130,6 +130,9 @@ class ReasoningStep:
     """The step speaks of the state while a loop runs ("when the loop runs", "inside the loop")."""
     loop_ordinal: int | None = None
     """Which of f's loops (in the order written) "after the second loop" speaks of."""
+    named_loop: int | None = None
+    """Which of f's loops (in the order written) the step names by its place ("Second loop:
+    ..., so i goes 1, 2"): the one its loop values are of."""
 
 
 @dataclass

@@ -828,27 +828,44 @@ _DESCRIBED = re.compile(
 )
 
 
+def passed_args(call: str | None, params: list[str]) -> dict[str, object] | None:
+    """f's arguments in `call` by parameter name (positional ones named by `params` in order),
+    those that are literals; None when `call` is no call or passes more than `params` take."""
+    if not call:
+        return None
+    try:
+        node = safe_ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Call) or len(node.args) > len(params):
+        return None
+    named = [
+        *zip(params, node.args, strict=False),
+        *((k.arg, k.value) for k in node.keywords if k.arg),
+    ]
+    out: dict[str, object] = {}
+    for name, arg in named:
+        try:
+            out[name] = ast.literal_eval(arg)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            continue
+    return out
+
+
 def _arguments(code: str, call: str) -> dict[str, str] | None:
     """f's parameters and the literal values the call passes them (None when f or the call
     cannot be read, or an argument is not a literal)."""
     try:
         tree = safe_ast.parse(code)
-        node = safe_ast.parse(call.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     fn = next((d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == "f"), None)
-    if fn is None or not isinstance(node, ast.Call) or fn.args.vararg or fn.args.kwarg:
+    if fn is None or fn.args.vararg or fn.args.kwarg:
         return None
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
-    if len(node.args) > len(params):
-        return None
-    try:
-        given = {p: ast.literal_eval(a) for p, a in zip(params, node.args, strict=False)}
-        given |= {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        return None
-    if len(given) != len(params):
-        return None  # a default stands for one: which one "the input" is is not said
+    given = passed_args(call, params)
+    if given is None or len(given) != len(params):
+        return None  # not all literals, or a default stands for one: "the input" is not said
     return {p: repr(v) for p, v in given.items()}
 
 

@@ -28,7 +28,7 @@ from cruxtui.core.reasoning.claim_types import (
 )
 from cruxtui.core.reasoning.code_facts import code_facts
 from cruxtui.core.reasoning.literal_scan import is_literal, value_key
-from cruxtui.core.reasoning.prose_claims import resolve_expression
+from cruxtui.core.reasoning.prose_claims import asked, resolve_expression
 
 MAX_CLAIMS = 200
 PROMPT = """You restate a chain of thought about a Python function as a list of claims.
@@ -187,9 +187,7 @@ def merge(chain: Chain, claims: list[Claim], target: str | None = None) -> int:
             for c in step.claims
         ):
             continue
-        claim.asked = claim.kind != RETURN and bool(
-            re.match(r"[`'\"\s]*\?", chain.text[claim.end : claim.end + 4])
-        )
+        claim.asked = asked(chain.text, claim)
         step.claims.append(claim)
         step.claims.sort(key=lambda c: c.start)
         kept.append(claim)

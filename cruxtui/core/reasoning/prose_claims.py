@@ -60,7 +60,7 @@ _CHANGE_VERB = re.compile(
     r"(?:goes|go|went)\s+(?:up|down)|increases|decreases|grows|shrinks|rises|drops",
     re.I,
 )
-_ORDINALS = {
+ORDINALS = {
     "first": 1,
     "second": 2,
     "third": 3,
@@ -1340,7 +1340,7 @@ def iterations(text: str) -> list[tuple[int, str, int, int]]:
     out = []
     for m in _ITER_RE.finditer(text):
         n = (
-            _ORDINALS[m.group("word").lower()]
+            ORDINALS[m.group("word").lower()]
             if m.group("word")
             else int(m.group("num") or m.group("num2"))
         )
@@ -2563,7 +2563,7 @@ def read_claims(text: str, facts: CodeFacts, args: dict[str, object] | None = No
     chosen += _chained_bindings(text, chosen, facts)
     chosen = [c for c in chosen if not _conditional(text, c)]
     for c in chosen:
-        c.asked = _asked(text, c)
+        c.asked = asked(text, c)
     chosen.sort(key=lambda c: c.start)
     return chosen
 
@@ -2617,7 +2617,7 @@ def _conditional(text: str, claim: Claim) -> bool:
     return bool(_IF_WORDS.search(text[max(0, claim.start - 32) : claim.start]))
 
 
-def _asked(text: str, claim: Claim) -> bool:
+def asked(text: str, claim: Claim) -> bool:
     """ "Now, does 'mjqw...' start with 'mjs'?": a question asks, it does not state (its answer,
     when there is one, is read as the claim: `answer_questions`)."""
     return claim.kind != RETURN and bool(re.match(r"[`'\"\s]*\?", text[claim.end : claim.end + 4]))
